@@ -1,0 +1,180 @@
+"""``BaseAgent``: the unit of execution logic. Subclasses yield events from
+``_run_async_impl``; ``run_async`` wraps it with the before/after agent callbacks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from contextlib import aclosing
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from eventide import types
+from eventide._callbacks import call_chain, to_chain
+from eventide.contexts import CallbackContext, InvocationContext
+from eventide.errors import AgentTreeError
+from eventide.events import Event
+
+__all__ = ["AgentCallback", "BaseAgent"]
+
+_AgentCallbackFn = Callable[
+    [CallbackContext], types.Content | None | Awaitable[types.Content | None]
+]
+AgentCallback = _AgentCallbackFn | list[_AgentCallbackFn]
+
+
+class BaseAgent(BaseModel):
+    """Base of all agents.
+
+    Attributes:
+        name: a Python identifier, unique in the agent tree, and not ``user``.
+        description: what the agent does; other agents read it to decide on transfers.
+        sub_agents: the agent's children; each may have only one parent.
+        parent_agent: set when the agent is added to a parent's ``sub_agents``.
+        before_agent_callback: called with ``callback_context=`` before the agent runs. A
+            returned ``Content`` skips the agent's own logic and becomes its answer.
+        after_agent_callback: called with ``callback_context=`` after the agent ran. A
+            returned ``Content`` is yielded as the agent's last event.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    parent_agent: BaseAgent | None = Field(default=None, exclude=True, repr=False)
+    sub_agents: list[BaseAgent] = Field(default_factory=list, repr=False)
+    before_agent_callback: AgentCallback | None = Field(default=None, repr=False)
+    after_agent_callback: AgentCallback | None = Field(default=None, repr=False)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not name.isidentifier():
+            raise AgentTreeError(
+                f"Agent name {name!r} is not a valid identifier: use letters, digits and "
+                "underscores, not starting with a digit (e.g. 'billing_agent')."
+            )
+        if name == "user":
+            raise AgentTreeError(
+                "An agent cannot be named 'user': that name is reserved for the end user's events."
+            )
+        return name
+
+    def model_post_init(self, context: Any, /) -> None:
+        names: set[str] = set()
+        for sub in self.sub_agents:
+            if sub.name in names:
+                raise AgentTreeError(
+                    f"Agent {self.name!r} has two sub-agents named {sub.name!r}; names must be "
+                    "unique in an agent tree."
+                )
+            names.add(sub.name)
+            if sub.parent_agent is not None and sub.parent_agent is not self:
+                raise AgentTreeError(
+                    f"Agent {sub.name!r} already has parent {sub.parent_agent.name!r} and "
+                    f"cannot also be a sub-agent of {self.name!r}. Create a second agent "
+                    "instance (e.g. agent.model_copy(update={'name': ...})) instead."
+                )
+            sub.parent_agent = self
+
+    # --- tree navigation ---
+    @property
+    def root_agent(self) -> BaseAgent:
+        """The root of the tree this agent belongs to."""
+        agent = self
+        while agent.parent_agent is not None:
+            agent = agent.parent_agent
+        return agent
+
+    def find_agent(self, name: str) -> BaseAgent | None:
+        """This agent or a descendant named ``name``, or None."""
+        if self.name == name:
+            return self
+        return self.find_sub_agent(name)
+
+    def find_sub_agent(self, name: str) -> BaseAgent | None:
+        """A descendant named ``name``, or None."""
+        for sub in self.sub_agents:
+            found = sub.find_agent(name)
+            if found is not None:
+                return found
+        return None
+
+    def walk(self) -> Iterator[BaseAgent]:
+        """This agent and all its descendants, depth first."""
+        yield self
+        for sub in self.sub_agents:
+            yield from sub.walk()
+
+    # --- running ---
+    async def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]:
+        """Run the agent: before callbacks, ``_run_async_impl``, after callbacks.
+
+        Each yielded event is committed by the Runner before this generator resumes.
+        """
+        ctx = parent_context.for_agent(self)
+        plugins = ctx.plugin_manager
+        if self.before_agent_callback is not None or plugins.has("before_agent_callback"):
+            event, skip = await self._before_agent(ctx)
+            if event is not None:
+                yield event
+            if skip or ctx.end_invocation:
+                return
+        async with aclosing(self._run_async_impl(ctx)) as events:
+            async for event in events:
+                yield event
+        if ctx.end_invocation:
+            return
+        if self.after_agent_callback is not None or plugins.has("after_agent_callback"):
+            event = await self._after_agent(ctx)
+            if event is not None:
+                yield event
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """The agent's own logic: yield events. Override in subclasses."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `async def _run_async_impl(self, ctx)` "
+            "yielding Events."
+        )
+        yield  # pragma: no cover - makes this an async generator
+
+    async def _before_agent(self, ctx: InvocationContext) -> tuple[Event | None, bool]:
+        callback_context = CallbackContext(ctx)
+        content = await ctx.plugin_manager.run(
+            "before_agent_callback", agent=self, callback_context=callback_context
+        )
+        if content is None:
+            content = await call_chain(
+                to_chain(self.before_agent_callback), callback_context=callback_context
+            )
+        if content is not None:
+            return self._callback_event(ctx, callback_context, content), True
+        if callback_context.state.has_delta() or callback_context.actions.artifact_delta:
+            return self._callback_event(ctx, callback_context, None), False
+        return None, False
+
+    async def _after_agent(self, ctx: InvocationContext) -> Event | None:
+        callback_context = CallbackContext(ctx)
+        content = await ctx.plugin_manager.run(
+            "after_agent_callback", agent=self, callback_context=callback_context
+        )
+        if content is None:
+            content = await call_chain(
+                to_chain(self.after_agent_callback), callback_context=callback_context
+            )
+        if content is not None or not callback_context.actions.is_empty():
+            return self._callback_event(ctx, callback_context, content)
+        return None
+
+    def _callback_event(
+        self, ctx: InvocationContext, callback_context: CallbackContext, content: Any
+    ) -> Event:
+        if content is not None:
+            content = types.to_content(content, role="model")
+        return Event(
+            invocation_id=ctx.invocation_id,
+            author=self.name,
+            branch=ctx.branch,
+            content=content,
+            actions=callback_context.actions,
+        )

@@ -1,0 +1,280 @@
+"""The contexts handed to agents, callbacks and tools.
+
+``InvocationContext`` holds everything about one invocation (services, session, the agent
+running, the branch). ``ReadonlyContext`` is what instruction providers see;
+``CallbackContext`` adds writable state and artifacts; ``ToolContext`` adds the function call
+id and confirmation requests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from eventide import types
+from eventide.errors import ConfigurationError, LlmCallsLimitExceededError
+from eventide.events import EventActions, ToolConfirmation
+from eventide.run_config import RunConfig
+from eventide.state import State
+
+if TYPE_CHECKING:
+    from eventide.agents.base_agent import BaseAgent
+    from eventide.artifacts.base_artifact_service import BaseArtifactService
+    from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
+    from eventide.plugins.plugin_manager import PluginManager
+    from eventide.sessions.base_session_service import BaseSessionService
+    from eventide.sessions.session import Session
+
+__all__ = [
+    "CallbackContext",
+    "InvocationContext",
+    "ReadonlyContext",
+    "ToolContext",
+]
+
+
+@dataclass(slots=True)
+class _InvocationShared:
+    """What every agent's copy of one invocation's context shares."""
+
+    pending_state: dict[str, Any] = field(default_factory=dict)
+    llm_calls: int = 0
+    end_invocation: bool = False
+
+
+@dataclass(slots=True, kw_only=True)
+class InvocationContext:
+    """Everything about one invocation, as seen by the agent running now.
+
+    Each agent gets its own copy (``agent`` and ``branch`` differ); the session, services
+    and invocation-wide flags are shared by all copies.
+    """
+
+    invocation_id: str
+    agent: BaseAgent
+    session: Session
+    session_service: BaseSessionService
+    plugin_manager: PluginManager
+    artifact_service: BaseArtifactService | None = None
+    memory_service: BaseMemoryService | None = None
+    credential_service: Any | None = None
+    user_content: types.Content | None = None
+    run_config: RunConfig = field(default_factory=RunConfig)
+    branch: str | None = None
+    _shared: _InvocationShared = field(default_factory=_InvocationShared)
+
+    @property
+    def app_name(self) -> str:
+        """The app of the session."""
+        return self.session.app_name
+
+    @property
+    def user_id(self) -> str:
+        """The user of the session."""
+        return self.session.user_id
+
+    @property
+    def end_invocation(self) -> bool:
+        """Set to True to stop the whole invocation after the current step."""
+        return self._shared.end_invocation
+
+    @end_invocation.setter
+    def end_invocation(self, value: bool) -> None:
+        self._shared.end_invocation = value
+
+    @property
+    def pending_state(self) -> dict[str, Any]:
+        """Writes made during the invocation but not yet committed (for dirty reads)."""
+        return self._shared.pending_state
+
+    def for_agent(self, agent: BaseAgent, *, branch: str | None = None) -> InvocationContext:
+        """A copy for ``agent`` (optionally on a new branch), sharing invocation-wide data."""
+        return dataclasses.replace(
+            self, agent=agent, branch=self.branch if branch is None else branch
+        )
+
+    def increment_llm_call_count(self) -> None:
+        """Count one model call.
+
+        Raises:
+            LlmCallsLimitExceededError: past ``run_config.max_llm_calls``.
+        """
+        shared = self._shared
+        shared.llm_calls += 1
+        limit = self.run_config.max_llm_calls
+        if 0 < limit < shared.llm_calls:
+            raise LlmCallsLimitExceededError(limit)
+
+    def forget_committed(self, delta: dict[str, Any]) -> None:
+        """Drop pending entries that a just-committed ``state_delta`` made durable."""
+        pending = self._shared.pending_state
+        if pending:
+            for key, value in delta.items():
+                if pending.get(key, pending) is value:
+                    del pending[key]
+
+
+class ReadonlyContext:
+    """A read-only view of the invocation, for instruction providers."""
+
+    __slots__ = ("_invocation_context",)
+
+    def __init__(self, invocation_context: InvocationContext) -> None:
+        self._invocation_context = invocation_context
+
+    @property
+    def invocation_context(self) -> InvocationContext:
+        """The underlying invocation context."""
+        return self._invocation_context
+
+    @property
+    def invocation_id(self) -> str:
+        """The id of the current invocation."""
+        return self._invocation_context.invocation_id
+
+    @property
+    def agent_name(self) -> str:
+        """The name of the agent running now."""
+        return self._invocation_context.agent.name
+
+    @property
+    def user_content(self) -> types.Content | None:
+        """The user message that started the invocation."""
+        return self._invocation_context.user_content
+
+    @property
+    def session(self) -> Session:
+        """The session (read it, do not change it: changes go through events)."""
+        return self._invocation_context.session
+
+    @property
+    def state(self) -> MappingProxyType[str, Any]:
+        """The state as this invocation sees it (committed plus pending), read-only."""
+        ictx = self._invocation_context
+        pending = ictx.pending_state
+        if not pending:
+            return MappingProxyType(ictx.session.state)
+        return MappingProxyType({**ictx.session.state, **pending})
+
+
+class CallbackContext(ReadonlyContext):
+    """The context of a callback: writable state and artifact access.
+
+    State writes and artifact saves are recorded in ``actions``, which the event produced
+    after the callback carries to the Runner for commit.
+    """
+
+    __slots__ = ("_event_actions", "_state")
+
+    def __init__(
+        self,
+        invocation_context: InvocationContext,
+        *,
+        event_actions: EventActions | None = None,
+    ) -> None:
+        super().__init__(invocation_context)
+        self._event_actions = event_actions if event_actions is not None else EventActions()
+        self._state = State(
+            invocation_context.session.state,
+            self._event_actions.state_delta,
+            invocation_context.pending_state,
+        )
+
+    @property
+    def state(self) -> State:  # type: ignore[override]  # writable here
+        """The state: reads see pending writes; writes go to ``actions.state_delta``."""
+        return self._state
+
+    @property
+    def actions(self) -> EventActions:
+        """The actions the next event from this context will carry."""
+        return self._event_actions
+
+    def _artifacts(self) -> BaseArtifactService:
+        service = self._invocation_context.artifact_service
+        if service is None:
+            raise ConfigurationError(
+                "This Runner has no artifact service. Pass artifact_service=... to Runner "
+                "(InMemoryArtifactService() or FileArtifactService(root)) to use artifacts."
+            )
+        return service
+
+    async def save_artifact(self, filename: str, artifact: types.Part) -> int:
+        """Save a new version of ``filename``; returns its version number.
+
+        The version is recorded in ``actions.artifact_delta``.
+        """
+        ictx = self._invocation_context
+        version = await self._artifacts().save_artifact(
+            app_name=ictx.app_name,
+            user_id=ictx.user_id,
+            session_id=ictx.session.id,
+            filename=filename,
+            artifact=artifact,
+        )
+        self._event_actions.artifact_delta[filename] = version
+        return version
+
+    async def load_artifact(self, filename: str, version: int | None = None) -> types.Part | None:
+        """Load a version (the latest by default) of ``filename``; None when absent."""
+        ictx = self._invocation_context
+        return await self._artifacts().load_artifact(
+            app_name=ictx.app_name,
+            user_id=ictx.user_id,
+            session_id=ictx.session.id,
+            filename=filename,
+            version=version,
+        )
+
+    async def list_artifacts(self) -> list[str]:
+        """The artifact file names visible to this session."""
+        ictx = self._invocation_context
+        return await self._artifacts().list_artifact_keys(
+            app_name=ictx.app_name, user_id=ictx.user_id, session_id=ictx.session.id
+        )
+
+    async def search_memory(self, query: str) -> SearchMemoryResponse:
+        """Search the user's memory of past sessions."""
+        ictx = self._invocation_context
+        if ictx.memory_service is None:
+            raise ConfigurationError(
+                "This Runner has no memory service. Pass memory_service=... to Runner "
+                "(InMemoryMemoryService() or a SQL memory service) to search memory."
+            )
+        return await ictx.memory_service.search_memory(
+            app_name=ictx.app_name, user_id=ictx.user_id, query=query
+        )
+
+
+class ToolContext(CallbackContext):
+    """The context of a tool call.
+
+    Attributes:
+        function_call_id: the id of the model's function call that triggered the tool; it
+            links auth and confirmation requests to this call.
+        tool_confirmation: the user's answer when the call was confirmed or declined.
+    """
+
+    __slots__ = ("function_call_id", "tool_confirmation")
+
+    def __init__(
+        self,
+        invocation_context: InvocationContext,
+        *,
+        function_call_id: str | None = None,
+        event_actions: EventActions | None = None,
+        tool_confirmation: ToolConfirmation | None = None,
+    ) -> None:
+        super().__init__(invocation_context, event_actions=event_actions)
+        self.function_call_id = function_call_id
+        self.tool_confirmation = tool_confirmation
+
+    def request_confirmation(self, *, hint: str | None = None, payload: Any = None) -> None:
+        """Pause the invocation until the user confirms or declines this tool call."""
+        if self.function_call_id is None:
+            raise ConfigurationError("request_confirmation needs a function call id.")
+        self._event_actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
+            hint=hint or "", payload=payload
+        )

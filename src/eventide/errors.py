@@ -1,0 +1,174 @@
+"""Every exception Eventide raises, grouped by who has to act.
+
+::
+
+    EventideError
+    ├── UsageError (also ValueError)       the developer misused the API: fix the calling code
+    │   ├── AgentTreeError                  bad agent name, duplicate name, agent with two parents
+    │   ├── AgentNotFoundError (LookupError) no agent by that name in the tree
+    │   ├── SessionNotFoundError (LookupError) no such session: create it first
+    │   ├── InvalidStateValueError          a state value that cannot be stored as JSON
+    │   ├── InvalidArtifactNameError        an empty artifact name, or one escaping its folder
+    │   ├── RunnerClosedError               the Runner was used after close()
+    │   └── ConfigurationError              a missing key, an unknown model name, a missing extra
+    ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
+    ├── ModelError                          the model provider reported an error or failed
+    ├── ToolError                           a tool raised; ``__cause__`` holds the original
+    ├── BackendError                        a session/artifact/memory store failed or went away
+    │   ├── StaleSessionError               compare-and-set append lost to another writer
+    │   └── CorruptRecordError              a stored record that no longer parses
+    ├── LimitExceededError                  a configured limit was reached
+    │   └── LlmCallsLimitExceededError      RunConfig.max_llm_calls
+    └── InternalError                       a bug in Eventide: please report it
+
+Messages say what happened, name the bad value and say what to do; the facts are also
+attributes (``session_id``, ``key``, ...), so code can act on them without parsing text.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentNotFoundError",
+    "AgentTreeError",
+    "BackendError",
+    "ConfigurationError",
+    "CorruptRecordError",
+    "EventideError",
+    "InternalError",
+    "InvalidArtifactNameError",
+    "InvalidStateValueError",
+    "LimitExceededError",
+    "LlmCallsLimitExceededError",
+    "ModelBehaviorError",
+    "ModelError",
+    "RunnerClosedError",
+    "SessionNotFoundError",
+    "StaleSessionError",
+    "ToolError",
+    "UsageError",
+]
+
+
+class EventideError(Exception):
+    """Base of every Eventide exception."""
+
+
+class UsageError(EventideError, ValueError):
+    """The API was called in a way it does not support; the message says how to fix it."""
+
+
+class AgentTreeError(UsageError):
+    """The agent tree is malformed: a bad or duplicate name, or an agent with two parents."""
+
+
+class AgentNotFoundError(UsageError, LookupError):
+    """No agent with the given name exists in the tree."""
+
+    def __init__(self, message: str, *, agent_name: str) -> None:
+        super().__init__(message)
+        self.agent_name = agent_name
+
+
+class SessionNotFoundError(UsageError, LookupError):
+    """The session does not exist."""
+
+    def __init__(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        super().__init__(
+            f"Session {session_id!r} not found for app {app_name!r} and user {user_id!r}. "
+            "Create it first with session_service.create_session(...), or construct the "
+            "Runner with auto_create_session=True."
+        )
+        self.app_name = app_name
+        self.user_id = user_id
+        self.session_id = session_id
+
+
+class InvalidStateValueError(UsageError, TypeError):
+    """A state value that is not JSON data (dict, list, str, int, float, bool, None)."""
+
+    def __init__(self, *, key: str, path: str, value_type: str) -> None:
+        super().__init__(
+            f"State key {key!r} holds a {value_type} at {path}, which cannot be stored: state "
+            "values must be JSON data (dict, list, str, int, float, bool or None). Convert it "
+            "first, e.g. with model.model_dump(mode='json') or str(value)."
+        )
+        self.key = key
+        self.path = path
+        self.value_type = value_type
+
+
+class InvalidArtifactNameError(UsageError):
+    """An artifact file name that is empty, absolute, or escapes its folder."""
+
+    def __init__(self, filename: str, reason: str) -> None:
+        super().__init__(f"Invalid artifact file name {filename!r}: {reason}.")
+        self.filename = filename
+
+
+class RunnerClosedError(UsageError, RuntimeError):
+    """The Runner was used after ``close()``."""
+
+
+class ConfigurationError(UsageError):
+    """Something the feature needs is not configured: a key, a model name, an extra."""
+
+
+class ModelBehaviorError(EventideError):
+    """The model produced output Eventide cannot use (malformed JSON, schema mismatch)."""
+
+
+class ModelError(EventideError):
+    """A model provider reported an error or the connection to it failed."""
+
+    def __init__(self, message: str, *, error_code: str | None = None) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+
+
+class ToolError(EventideError):
+    """A tool raised an exception; ``__cause__`` is the original exception."""
+
+    def __init__(self, message: str, *, tool_name: str, call_id: str | None = None) -> None:
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.call_id = call_id
+
+
+class BackendError(EventideError):
+    """A session, artifact or memory store failed; what was committed before is intact."""
+
+
+class StaleSessionError(BackendError):
+    """A compare-and-set append found events newer than the caller's copy of the session."""
+
+    def __init__(self, *, session_id: str, expected: int, actual: int) -> None:
+        super().__init__(
+            f"Session {session_id!r} has {actual} events but the caller's copy has {expected}: "
+            "another writer appended first. Re-read the session and retry."
+        )
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+
+
+class CorruptRecordError(BackendError):
+    """A stored record could not be parsed back (edited by hand or written by a newer version)."""
+
+
+class LimitExceededError(EventideError):
+    """A configured limit was reached."""
+
+
+class LlmCallsLimitExceededError(LimitExceededError):
+    """The invocation made more model calls than ``RunConfig.max_llm_calls`` allows."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"The invocation exceeded max_llm_calls={limit} model calls. If the agent really "
+            "needs more, raise RunConfig(max_llm_calls=...); otherwise look for a tool loop."
+        )
+        self.limit = limit
+
+
+class InternalError(EventideError):
+    """Should never happen: a bug in Eventide. Please report it with the traceback."""

@@ -1,0 +1,158 @@
+"""``Event`` and ``EventActions``: the message between the Runner and the execution logic.
+
+An event carries what happened (``content``: text, a function call, a function response,
+...) and the side effects it requests (``actions``: ``state_delta``, ``artifact_delta``,
+control signals). The Runner commits a non-partial event's actions before the producer
+resumes; partial (streaming) events are forwarded and never committed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import Field
+
+from eventide import types
+from eventide._ids import new_id
+from eventide._model import EventideModel
+from eventide.models.llm_response import LlmResponse
+
+__all__ = ["Event", "EventActions", "ToolConfirmation"]
+
+
+class ToolConfirmation(EventideModel):
+    """A request for (or the user's answer to) a confirmation before a tool runs."""
+
+    hint: str = ""
+    confirmed: bool = False
+    payload: Any | None = None
+
+
+class EventActions(EventideModel):
+    """The side effects and control signals an event asks the Runner to apply.
+
+    Attributes:
+        state_delta: state keys to set. ``temp:`` keys are visible during the invocation and
+            never stored; ``app:`` and ``user:`` keys go to the app's and user's shared state.
+        artifact_delta: file name -> the version saved while producing the event.
+        transfer_to_agent: hand control to the named agent.
+        escalate: end the enclosing loop (``LoopAgent``) or return control upward.
+        skip_summarization: show a tool's result to the user instead of summarizing it.
+        requested_auth_configs: function call id -> the credential a tool asked for.
+        requested_tool_confirmations: function call id -> a confirmation a tool asked for.
+        end_of_agent: the agent that authored the event has finished.
+        agent_state: an agent's resumable state.
+    """
+
+    skip_summarization: bool | None = None
+    state_delta: dict[str, Any] = Field(default_factory=dict)
+    artifact_delta: dict[str, int] = Field(default_factory=dict)
+    transfer_to_agent: str | None = None
+    escalate: bool | None = None
+    requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
+    requested_tool_confirmations: dict[str, ToolConfirmation] = Field(default_factory=dict)
+    end_of_agent: bool | None = None
+    agent_state: dict[str, Any] | None = None
+
+    def merge(self, other: EventActions) -> None:
+        """Fold ``other`` into this object (later values win), e.g. from parallel tool calls."""
+        self.state_delta.update(other.state_delta)
+        self.artifact_delta.update(other.artifact_delta)
+        self.requested_auth_configs.update(other.requested_auth_configs)
+        self.requested_tool_confirmations.update(other.requested_tool_confirmations)
+        if other.skip_summarization:
+            self.skip_summarization = True
+        if other.escalate:
+            self.escalate = True
+        if other.transfer_to_agent:
+            self.transfer_to_agent = other.transfer_to_agent
+        if other.end_of_agent:
+            self.end_of_agent = True
+        if other.agent_state is not None:
+            self.agent_state = other.agent_state
+
+    def is_empty(self) -> bool:
+        """True when the actions request nothing."""
+        return not (
+            self.state_delta
+            or self.artifact_delta
+            or self.transfer_to_agent
+            or self.escalate
+            or self.skip_summarization
+            or self.requested_auth_configs
+            or self.requested_tool_confirmations
+            or self.end_of_agent
+            or self.agent_state is not None
+        )
+
+
+class Event(LlmResponse):
+    """One occurrence in an invocation: a user message, model output, tool call or result,
+    state change, control signal or error.
+
+    The fields of :class:`LlmResponse` (``content``, ``partial``, ``turn_complete``,
+    ``error_code``, ...) plus the runtime's own: ``author`` ('user' or an agent's name),
+    ``invocation_id``, ``id`` (unique per event), ``timestamp`` (seconds since the epoch),
+    ``branch`` (the path of agents in a parallel fan-out), ``actions`` and
+    ``long_running_tool_ids``.
+    """
+
+    # --- runtime fields ---
+    author: str
+    invocation_id: str = ""
+    id: str = Field(default_factory=new_id)
+    timestamp: float = Field(default_factory=time.time)
+    branch: str | None = None
+    actions: EventActions = Field(default_factory=EventActions)
+    long_running_tool_ids: set[str] | None = None
+
+    def get_function_calls(self) -> list[types.FunctionCall]:
+        """The function calls in this event's content, in order (empty when none)."""
+        content = self.content
+        if content is None or not content.parts:
+            return []
+        return [p.function_call for p in content.parts if p.function_call is not None]
+
+    def get_function_responses(self) -> list[types.FunctionResponse]:
+        """The function responses in this event's content, in order (empty when none)."""
+        content = self.content
+        if content is None or not content.parts:
+            return []
+        return [p.function_response for p in content.parts if p.function_response is not None]
+
+    def has_trailing_code_execution_result(self) -> bool:
+        """True when the content's last part is a code-execution result."""
+        content = self.content
+        if content is None or not content.parts:
+            return False
+        return content.parts[-1].code_execution_result is not None
+
+    def is_final_response(self) -> bool:
+        """Whether this event is the agent's complete, user-facing answer for the turn.
+
+        True when (1) it carries a function response and ``skip_summarization`` is set, or
+        (2) it carries a call of a long-running tool (``long_running_tool_ids``), or (3) it
+        has no function calls, no function responses, is not a partial chunk and does not end
+        with a code-execution result.
+        """
+        if self.actions.skip_summarization and self.get_function_responses():
+            return True
+        if self.long_running_tool_ids:
+            return True
+        return (
+            not self.get_function_calls()
+            and not self.get_function_responses()
+            and not self.partial
+            and not self.has_trailing_code_execution_result()
+        )
+
+    @property
+    def text(self) -> str | None:
+        """The event's non-thought text, or None when it has none."""
+        return self.content.text if self.content is not None else None
+
+    @staticmethod
+    def new_id() -> str:
+        """A new unique event id."""
+        return new_id()

@@ -1,0 +1,74 @@
+"""``InMemoryMemoryService``: keyword search over remembered events, in process memory."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from eventide.events import Event
+from eventide.memory.base_memory_service import (
+    BaseMemoryService,
+    MemoryEntry,
+    SearchMemoryResponse,
+)
+from eventide.sessions.session import Session
+
+__all__ = ["InMemoryMemoryService"]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+class InMemoryMemoryService(BaseMemoryService):
+    """Matches a query's words against remembered events; ranks by words matched.
+
+    Meant for tests and prototypes: it keeps everything in memory and knows no stemming.
+    """
+
+    def __init__(self) -> None:
+        # (app, user) -> session id -> [(event, its words)]
+        self._store: dict[tuple[str, str], dict[str, list[tuple[Event, set[str]]]]] = {}
+
+    async def add_session_to_memory(self, session: Session) -> None:
+        indexed = [
+            (event, _words(event.text or ""))
+            for event in session.events
+            if event.text and not event.partial
+        ]
+        self._store.setdefault((session.app_name, session.user_id), {})[session.id] = indexed
+
+    async def search_memory(
+        self, *, app_name: str, user_id: str, query: str
+    ) -> SearchMemoryResponse:
+        wanted = _words(query)
+        if not wanted:
+            return SearchMemoryResponse()
+        scored: list[tuple[int, float, str, Event]] = []
+        for session_id, entries in self._store.get((app_name, user_id), {}).items():
+            for event, words in entries:
+                hits = len(wanted & words)
+                if hits:
+                    scored.append((hits, event.timestamp, session_id, event))
+        scored.sort(key=lambda item: (-item[0], -item[1]))
+        return SearchMemoryResponse(
+            memories=[
+                MemoryEntry(
+                    content=event.content,
+                    author=event.author,
+                    timestamp=datetime.fromtimestamp(event.timestamp, UTC).isoformat(),
+                    session_id=session_id,
+                )
+                for _, _, session_id, event in scored
+            ]
+        )
+
+    async def delete_memories(
+        self, *, app_name: str, user_id: str, session_id: str | None = None
+    ) -> None:
+        if session_id is None:
+            self._store.pop((app_name, user_id), None)
+        else:
+            self._store.get((app_name, user_id), {}).pop(session_id, None)

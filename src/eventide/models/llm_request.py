@@ -1,0 +1,63 @@
+"""``LlmRequest``: everything one model call needs, in one object."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from eventide import types
+
+if TYPE_CHECKING:
+    from eventide.tools.base_tool import BaseTool
+
+__all__ = ["LlmRequest"]
+
+
+class LlmRequest(BaseModel):
+    """A model request: the model name, the conversation, and the generation config.
+
+    ``config.system_instruction`` holds the instructions; ``config.tools`` the function
+    declarations; ``tools_dict`` maps each declared tool's name to the tool (not sent).
+    A connector receives this one object, so a new field never breaks a connector's
+    signature.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: str | None = None
+    contents: list[types.Content] = Field(default_factory=list)
+    config: types.GenerateContentConfig = Field(default_factory=types.GenerateContentConfig)
+    tools_dict: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
+    def append_instructions(self, instructions: list[str]) -> None:
+        """Add paragraphs to the system instruction."""
+        text = "\n\n".join(i for i in instructions if i)
+        if not text:
+            return
+        current = self.config.system_instruction
+        self.config.system_instruction = f"{current}\n\n{text}" if current else text
+
+    def append_tools(self, tools: list[BaseTool]) -> None:
+        """Declare tools to the model and remember them by name."""
+        declarations = []
+        for tool in tools:
+            declaration = tool.get_declaration()
+            if declaration is not None:
+                declarations.append(declaration)
+            self.tools_dict[tool.name] = tool
+        if not declarations:
+            return
+        config_tools = self.config.tools if self.config.tools is not None else []
+        for tool_group in config_tools:
+            if tool_group.function_declarations is not None:
+                tool_group.function_declarations.extend(declarations)
+                break
+        else:
+            config_tools.append(types.Tool(function_declarations=declarations))
+        self.config.tools = config_tools
+
+    def set_output_schema(self, schema: dict[str, Any]) -> None:
+        """Ask for JSON output matching ``schema`` (a JSON Schema)."""
+        self.config.response_mime_type = "application/json"
+        self.config.response_json_schema = schema

@@ -1,0 +1,39 @@
+"""``RunConfig``: per-invocation settings."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from eventide._model import EventideModel
+
+__all__ = ["RunConfig", "StreamingMode"]
+
+
+class StreamingMode(StrEnum):
+    """How model output reaches the caller.
+
+    NONE: one event per model response. SSE: partial events as text arrives, then the
+    complete one. BIDI: live bidirectional streaming (not supported yet).
+    """
+
+    NONE = "none"
+    SSE = "sse"
+    BIDI = "bidi"
+
+
+class RunConfig(EventideModel):
+    """Settings of one invocation.
+
+    Attributes:
+        streaming_mode: see :class:`StreamingMode`.
+        max_llm_calls: the most model calls one invocation may make; past it the invocation
+            stops with ``LlmCallsLimitExceededError``. Zero or less means no limit.
+        custom_metadata: free-form data for plugins and callbacks.
+    """
+
+    streaming_mode: StreamingMode = StreamingMode.NONE
+    max_llm_calls: int = 500
+    custom_metadata: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,313 @@
+"""``Runner``: drives one invocation per user message through the event loop.
+
+For each event an agent yields: a partial event is forwarded without being stored; any other
+event is committed through the session service (state and artifact deltas included) and only
+then forwarded upstream. The producer resumes when the caller asks for the next event, so it
+always resumes after its event is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Iterator, Sequence
+from contextlib import aclosing
+from typing import Any
+
+from eventide import types
+from eventide._ids import new_invocation_id
+from eventide.agents.base_agent import BaseAgent
+from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from eventide.contexts import InvocationContext
+from eventide.errors import AgentTreeError, RunnerClosedError, SessionNotFoundError, UsageError
+from eventide.events import Event, EventActions
+from eventide.memory.base_memory_service import BaseMemoryService
+from eventide.memory.in_memory_memory_service import InMemoryMemoryService
+from eventide.plugins.base_plugin import BasePlugin
+from eventide.plugins.plugin_manager import PluginManager
+from eventide.run_config import RunConfig
+from eventide.sessions.base_session_service import BaseSessionService
+from eventide.sessions.in_memory_session_service import InMemorySessionService
+from eventide.sessions.session import Session
+
+__all__ = ["InMemoryRunner", "Runner"]
+
+
+class Runner:
+    """Runs an agent tree for an app, committing every event through the services.
+
+    Args:
+        app_name: the app's name; sessions and state are scoped by it.
+        agent: the root agent.
+        session_service: where sessions and events are stored.
+        artifact_service: where artifacts are stored (optional).
+        memory_service: long-term memory (optional).
+        credential_service: where tool credentials are kept (optional).
+        plugins: hooks applied to every agent, model and tool call, in order.
+        auto_create_session: create a missing session instead of raising.
+        add_sessions_to_memory: after each invocation, add the session to the memory
+            service (opt-in; needs ``memory_service``).
+    """
+
+    def __init__(
+        self,
+        *,
+        app_name: str,
+        agent: BaseAgent,
+        session_service: BaseSessionService,
+        artifact_service: BaseArtifactService | None = None,
+        memory_service: BaseMemoryService | None = None,
+        credential_service: Any | None = None,
+        plugins: Sequence[BasePlugin] | None = None,
+        auto_create_session: bool = False,
+        add_sessions_to_memory: bool = False,
+    ) -> None:
+        if not isinstance(agent, BaseAgent):
+            raise UsageError(
+                f"Runner(agent=...) needs a BaseAgent (e.g. LlmAgent); got {type(agent).__name__}."
+            )
+        if add_sessions_to_memory and memory_service is None:
+            raise UsageError("add_sessions_to_memory=True needs a memory_service.")
+        _check_unique_names(agent)
+        self.app_name = app_name
+        self.agent = agent
+        self.session_service = session_service
+        self.artifact_service = artifact_service
+        self.memory_service = memory_service
+        self.credential_service = credential_service
+        self.plugin_manager = PluginManager(plugins or ())
+        self.auto_create_session = auto_create_session
+        self.add_sessions_to_memory = add_sessions_to_memory
+        self._closed = False
+        self._sync_loop: asyncio.AbstractEventLoop | None = None
+
+    async def run_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | str | None = None,
+        state_delta: dict[str, Any] | None = None,
+        run_config: RunConfig | None = None,
+        invocation_id: str | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run one invocation and yield its events as they are committed.
+
+        Args:
+            user_id: the user.
+            session_id: the session (see ``auto_create_session``).
+            new_message: the user's message (a ``Content``, a string, or genai Content).
+            state_delta: state to set along with the user's message.
+            run_config: per-invocation settings.
+            invocation_id: reuse an id (e.g. to resume); a new one by default.
+
+        Raises:
+            SessionNotFoundError: the session does not exist.
+            RunnerClosedError: the runner was closed.
+        """
+        if self._closed:
+            raise RunnerClosedError("This Runner was closed; create a new one to run again.")
+        session = await self._load_session(user_id, session_id)
+        ctx = InvocationContext(
+            invocation_id=invocation_id or new_invocation_id(),
+            agent=self.agent,
+            session=session,
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            memory_service=self.memory_service,
+            credential_service=self.credential_service,
+            plugin_manager=self.plugin_manager,
+            run_config=run_config or RunConfig(),
+        )
+        plugins = self.plugin_manager
+        if new_message is not None or state_delta:
+            await self._append_user_event(ctx, new_message, state_delta)
+
+        early = await plugins.run("before_run_callback", invocation_context=ctx)
+        if early is not None:
+            event = Event(
+                invocation_id=ctx.invocation_id,
+                author="model",
+                content=types.to_content(early, role="model"),
+            )
+            await self.session_service.append_event(session, event)
+            yield event
+        else:
+            ctx.agent = self._agent_for_turn(ctx)
+            has_on_event = plugins.has("on_event_callback")
+            commit = self.session_service.append_event
+            async with aclosing(ctx.agent.run_async(ctx)) as events:
+                async for event in events:
+                    if not event.partial:
+                        if not event.invocation_id:
+                            event.invocation_id = ctx.invocation_id
+                        await commit(session, event)
+                        delta = event.actions.state_delta
+                        if delta:
+                            ctx.forget_committed(delta)
+                    if has_on_event:
+                        replaced = await plugins.run(
+                            "on_event_callback", invocation_context=ctx, event=event
+                        )
+                        if replaced is not None:
+                            event = replaced
+                    yield event
+        await plugins.run("after_run_callback", invocation_context=ctx)
+        if self.add_sessions_to_memory and self.memory_service is not None:
+            await self.memory_service.add_session_to_memory(session)
+
+    def run(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | str | None = None,
+        state_delta: dict[str, Any] | None = None,
+        run_config: RunConfig | None = None,
+    ) -> Iterator[Event]:
+        """The synchronous convenience over :meth:`run_async`, for scripts and notebooks'
+        plain cells. Breaking out of the loop early cancels the invocation cleanly.
+
+        It runs the invocation on a private event loop kept by this Runner (so services that
+        hold connections keep working across calls); inside a running event loop use
+        ``async for event in runner.run_async(...)`` instead.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise UsageError(
+                "Runner.run() cannot be called from a running event loop; use "
+                "`async for event in runner.run_async(...)` there."
+            )
+        loop = self._sync_loop
+        if loop is None or loop.is_closed():
+            loop = self._sync_loop = asyncio.new_event_loop()
+        events = self.run_async(
+            user_id=user_id,
+            session_id=session_id,
+            new_message=new_message,
+            state_delta=state_delta,
+            run_config=run_config,
+        )
+        try:
+            while True:
+                try:
+                    event = loop.run_until_complete(anext(events))
+                except StopAsyncIteration:
+                    return
+                yield event
+        finally:
+            loop.run_until_complete(events.aclose())
+
+    async def close(self) -> None:
+        """Close the runner: toolsets of its agents are closed; later runs raise."""
+        if self._closed:
+            return
+        self._closed = True
+        for agent in self.agent.walk():
+            closer = getattr(agent, "close", None)
+            if closer is not None:
+                await closer()
+
+    def close_sync(self) -> None:
+        """Close the runner from synchronous code (after using :meth:`run`)."""
+        loop = self._sync_loop
+        if loop is None or loop.is_closed():
+            asyncio.run(self.close())
+            return
+        loop.run_until_complete(self.close())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # --- steps of run_async ---
+    async def _load_session(self, user_id: str, session_id: str) -> Session:
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            if not self.auto_create_session:
+                raise SessionNotFoundError(
+                    app_name=self.app_name, user_id=user_id, session_id=session_id
+                )
+            session = await self.session_service.create_session(
+                app_name=self.app_name, user_id=user_id, session_id=session_id
+            )
+        return session
+
+    async def _append_user_event(
+        self,
+        ctx: InvocationContext,
+        new_message: types.Content | str | None,
+        state_delta: dict[str, Any] | None,
+    ) -> None:
+        content = None
+        if new_message is not None:
+            content = types.to_content(new_message)
+            if content.role is None:
+                content = content.model_copy(update={"role": "user"})
+            replaced = await self.plugin_manager.run(
+                "on_user_message_callback", invocation_context=ctx, user_message=content
+            )
+            if replaced is not None:
+                content = types.to_content(replaced)
+            ctx.user_content = content
+        event = Event(
+            invocation_id=ctx.invocation_id,
+            author="user",
+            content=content,
+            actions=EventActions(state_delta=dict(state_delta or {})),
+        )
+        await self.session_service.append_event(ctx.session, event)
+
+    def _agent_for_turn(self, ctx: InvocationContext) -> BaseAgent:
+        """The agent that answers this turn.
+
+        A function response from the user (resuming a long-running tool or answering a
+        confirmation) goes to the agent that made the call; otherwise the last agent that
+        answered keeps the conversation if it may transfer back up to the root
+        (``LlmAgent`` routing), else the root agent answers.
+        """
+        from eventide.agents.routing import agent_for_turn
+
+        return agent_for_turn(self.agent, ctx)
+
+
+class InMemoryRunner(Runner):
+    """A Runner with in-memory session, artifact and memory services: for tests and demos."""
+
+    def __init__(
+        self,
+        agent: BaseAgent,
+        *,
+        app_name: str = "InMemoryRunner",
+        plugins: Sequence[BasePlugin] | None = None,
+    ) -> None:
+        super().__init__(
+            app_name=app_name,
+            agent=agent,
+            session_service=InMemorySessionService(),
+            artifact_service=InMemoryArtifactService(),
+            memory_service=InMemoryMemoryService(),
+            plugins=plugins,
+        )
+
+
+def _check_unique_names(root: BaseAgent) -> None:
+    seen: dict[str, BaseAgent] = {}
+    for agent in root.walk():
+        other = seen.get(agent.name)
+        if other is not None and other is not agent:
+            raise AgentTreeError(
+                f"Two agents in the tree are named {agent.name!r}; names must be unique in an "
+                "agent tree (transfers and event authors refer to agents by name)."
+            )
+        seen[agent.name] = agent

@@ -1,0 +1,127 @@
+"""The session service contract, and the commit rules every backend shares."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from typing import Any
+
+from eventide._ids import new_id
+from eventide.events import Event
+from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
+from eventide.state import State, check_json_value
+
+__all__ = ["BaseSessionService", "apply_delta_to_scopes", "prepare_event_for_commit"]
+
+
+class BaseSessionService(ABC):
+    """Stores sessions and commits events to them.
+
+    A backend implements the abstract methods. ``append_event`` is the commit point of the
+    event loop: it validates the event, strips ``temp:`` keys, and hands it to the backend's
+    ``_append_event``, which must store the event and its state changes atomically and
+    update the caller's ``session`` object (state and events), folding in events that other
+    writers appended since the caller read it.
+    """
+
+    @abstractmethod
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session (with an initial state, scoped keys allowed) and return it.
+
+        Raises:
+            UsageError: a session with ``session_id`` already exists.
+        """
+
+    @abstractmethod
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """The session with its state and (part of) its history, or None when absent."""
+
+    @abstractmethod
+    async def list_sessions(
+        self,
+        *,
+        app_name: str,
+        user_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+    ) -> ListSessionsResponse:
+        """The app's sessions (one user's when ``user_id`` is given), without events."""
+
+    @abstractmethod
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete the session and its events. Deleting a missing session is not an error."""
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        """Commit ``event`` to ``session``: store it and apply its state changes atomically.
+
+        A partial event is returned untouched and never stored. ``temp:`` keys are removed
+        from the event's ``state_delta``. The event gets an id and timestamp if it lacks them.
+
+        Raises:
+            InvalidStateValueError: a state value is not JSON data; nothing is stored.
+            BackendError: the store failed; nothing of this event is stored.
+        """
+        if event.partial:
+            return event
+        prepare_event_for_commit(event)
+        await self._append_event(session, event)
+        return event
+
+    @abstractmethod
+    async def _append_event(self, session: Session, event: Event) -> None:
+        """Store the prepared event and its state changes in one atomic step."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
+        """Release connections. The service is unusable afterwards."""
+
+
+_TEMP = State.TEMP_PREFIX
+
+
+def prepare_event_for_commit(event: Event) -> None:
+    """Validate and normalize an event before it is stored (shared by every backend)."""
+    if not event.id:
+        event.id = new_id()
+    if not event.timestamp:
+        event.timestamp = time.time()
+    delta = event.actions.state_delta
+    if delta:
+        temp_keys = None
+        for key, value in delta.items():
+            if key.startswith(_TEMP):
+                temp_keys = [*temp_keys, key] if temp_keys else [key]
+            else:
+                check_json_value(key, value)
+        if temp_keys:
+            for key in temp_keys:
+                del delta[key]
+
+
+def apply_delta_to_scopes(
+    delta: dict[str, Any],
+    app_state: dict[str, Any],
+    user_state: dict[str, Any],
+    session_state: dict[str, Any],
+) -> None:
+    """Route each key of a (temp-free) delta to the scope its prefix names."""
+    for key, value in delta.items():
+        if key.startswith(State.APP_PREFIX):
+            app_state[key] = value
+        elif key.startswith(State.USER_PREFIX):
+            user_state[key] = value
+        else:
+            session_state[key] = value

@@ -1,0 +1,63 @@
+"""``Session``: one conversation's state and event history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from eventide._model import EventideModel
+from eventide.events import Event
+
+__all__ = ["GetSessionConfig", "ListSessionsResponse", "Session"]
+
+
+class Session(EventideModel):
+    """A conversation between a user and an app.
+
+    Attributes:
+        id: the session's id, unique within (app_name, user_id).
+        app_name: the app the session belongs to.
+        user_id: the user the session belongs to.
+        state: the committed state: this session's keys merged with the app's (``app:``) and
+            the user's (``user:``) shared keys.
+        events: the event history in commit order (possibly only the recent part, when the
+            session was read with ``GetSessionConfig``).
+        last_update_time: when the last event was committed (seconds since the epoch).
+    """
+
+    id: str
+    app_name: str
+    user_id: str
+    state: dict[str, Any] = Field(default_factory=dict)
+    events: list[Event] = Field(default_factory=list)
+    last_update_time: float = 0.0
+    # How many events of the stored log this copy reflects; a backend compares it with the
+    # log's length to fold in events that other writers appended since this copy was read.
+    log_position: int = Field(default=0, exclude=True, repr=False)
+
+    def _record_commit(self, event: Event, log_position: int) -> None:
+        """Append a committed event to this copy (bypasses pydantic's slow __setattr__)."""
+        self.events.append(event)
+        fields = self.__dict__
+        fields["last_update_time"] = event.timestamp
+        fields["log_position"] = log_position
+
+
+class GetSessionConfig(EventideModel):
+    """What part of the history ``get_session`` returns.
+
+    Attributes:
+        num_recent_events: only the last N events (0 for none).
+        after_timestamp: only events committed at or after this time.
+    """
+
+    num_recent_events: int | None = None
+    after_timestamp: float | None = None
+
+
+class ListSessionsResponse(EventideModel):
+    """A page of sessions (without their events) and the token of the next page."""
+
+    sessions: list[Session] = Field(default_factory=list)
+    next_page_token: str | None = None

@@ -1,0 +1,48 @@
+"""``BaseTool``: something a model can call."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from eventide import types
+
+if TYPE_CHECKING:
+    from eventide.contexts import ToolContext
+    from eventide.models.llm_request import LlmRequest
+
+__all__ = ["BaseTool"]
+
+
+class BaseTool(ABC):
+    """Base of tools.
+
+    Attributes:
+        name: the name the model calls the tool by (unique among an agent's tools).
+        description: what the tool does, for the model.
+        is_long_running: the tool starts work that finishes later; its call's id goes in
+            the event's ``long_running_tool_ids`` and the invocation pauses until a later
+            user message carries the function response.
+    """
+
+    def __init__(self, *, name: str, description: str = "", is_long_running: bool = False) -> None:
+        self.name = name
+        self.description = description
+        self.is_long_running = is_long_running
+
+    def get_declaration(self) -> types.FunctionDeclaration | None:
+        """How the model sees the tool; None for tools that only change the request."""
+        return None
+
+    @abstractmethod
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        """Run the tool with the model's arguments and return its result."""
+
+    async def process_llm_request(
+        self, *, tool_context: ToolContext, llm_request: LlmRequest
+    ) -> None:
+        """Add this tool to a model request (override to also change instructions, etc.)."""
+        llm_request.append_tools([self])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

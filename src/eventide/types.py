@@ -1,0 +1,236 @@
+"""Content types with the field names and JSON shape of the Gemini API content model.
+
+``Content(role, parts)`` holds ``Part``s; a part carries exactly one payload: ``text``,
+``function_call``, ``function_response``, ``inline_data``, ``file_data``,
+``executable_code`` or ``code_execution_result`` (``thought=True`` marks reasoning text).
+
+Objects from ``google.genai.types`` are accepted wherever these types are (converted by
+value), and :func:`to_content` turns a plain string into a user message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from eventide._model import EventideModel, foreign_to_dict
+
+__all__ = [
+    "Blob",
+    "CodeExecutionResult",
+    "Content",
+    "ExecutableCode",
+    "FileData",
+    "FunctionCall",
+    "FunctionDeclaration",
+    "FunctionResponse",
+    "GenerateContentConfig",
+    "Part",
+    "Tool",
+    "ToolConfig",
+    "UsageMetadata",
+    "to_content",
+]
+
+
+class _Accepting(EventideModel):
+    """A record that also accepts the same-named object of google.genai, by value."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_foreign(cls, data: Any) -> Any:
+        if isinstance(data, EventideModel) or isinstance(data, dict):
+            return data
+        return foreign_to_dict(data)
+
+
+class FunctionCall(_Accepting):
+    """A model's request to call a tool. ``id`` links the call to its response."""
+
+    id: str | None = None
+    name: str | None = None
+    args: dict[str, Any] | None = None
+
+
+class FunctionResponse(_Accepting):
+    """The result of a tool call, sent back to the model. ``id`` matches the call's id."""
+
+    id: str | None = None
+    name: str | None = None
+    response: dict[str, Any] | None = None
+    will_continue: bool | None = None
+
+
+class Blob(_Accepting):
+    """Inline bytes with their MIME type (images, audio, documents)."""
+
+    mime_type: str | None = None
+    data: bytes | None = None
+    display_name: str | None = None
+
+
+class FileData(_Accepting):
+    """A reference to a file by URI."""
+
+    file_uri: str | None = None
+    mime_type: str | None = None
+    display_name: str | None = None
+
+
+class ExecutableCode(_Accepting):
+    """Code the model generated for a code-execution tool."""
+
+    code: str | None = None
+    language: str | None = None
+
+
+class CodeExecutionResult(_Accepting):
+    """The outcome of running :class:`ExecutableCode`."""
+
+    outcome: str | None = None
+    output: str | None = None
+
+
+class Part(_Accepting):
+    """One piece of a :class:`Content`."""
+
+    text: str | None = None
+    thought: bool | None = None
+    thought_signature: bytes | None = None
+    function_call: FunctionCall | None = None
+    function_response: FunctionResponse | None = None
+    inline_data: Blob | None = None
+    file_data: FileData | None = None
+    executable_code: ExecutableCode | None = None
+    code_execution_result: CodeExecutionResult | None = None
+
+    @classmethod
+    def from_text(cls, text: str) -> Part:
+        """A text part."""
+        return cls(text=text)
+
+    @classmethod
+    def from_bytes(cls, *, data: bytes, mime_type: str) -> Part:
+        """An inline-data part."""
+        return cls(inline_data=Blob(data=data, mime_type=mime_type))
+
+    @classmethod
+    def from_function_call(cls, *, name: str, args: dict[str, Any]) -> Part:
+        """A function-call part."""
+        return cls(function_call=FunctionCall(name=name, args=args))
+
+    @classmethod
+    def from_function_response(cls, *, name: str, response: dict[str, Any]) -> Part:
+        """A function-response part."""
+        return cls(function_response=FunctionResponse(name=name, response=response))
+
+
+class Content(_Accepting):
+    """A message: a ``role`` ('user' or 'model') and its parts."""
+
+    role: str | None = None
+    parts: list[Part] | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The concatenated non-thought text of the parts, or None when there is none."""
+        if not self.parts:
+            return None
+        texts = [p.text for p in self.parts if p.text is not None and not p.thought]
+        return "".join(texts) if texts else None
+
+
+class UsageMetadata(_Accepting):
+    """Token counts reported by the model."""
+
+    prompt_token_count: int | None = None
+    candidates_token_count: int | None = None
+    total_token_count: int | None = None
+    cached_content_token_count: int | None = None
+    thoughts_token_count: int | None = None
+
+
+class FunctionDeclaration(_Accepting):
+    """A tool as the model sees it: name, description and a JSON Schema of its parameters."""
+
+    name: str
+    description: str | None = None
+    parameters_json_schema: dict[str, Any] | None = None
+    response_json_schema: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_parameters(cls, data: Any) -> Any:
+        # The Gemini API also names the schema ``parameters`` (an OpenAPI subset); a dict
+        # given there is taken as JSON Schema.
+        if isinstance(data, dict) and "parameters" in data and "parameters_json_schema" not in data:
+            data = dict(data)
+            params = foreign_to_dict(data.pop("parameters"))
+            data["parameters_json_schema"] = params
+        return data
+
+
+class Tool(_Accepting):
+    """A group of tools offered to the model.
+
+    ``function_declarations`` are Eventide's function tools; ``code_execution`` and
+    ``google_search`` switch on a provider's built-in tools where the provider has them.
+    """
+
+    function_declarations: list[FunctionDeclaration] | None = None
+    code_execution: dict[str, Any] | None = None
+    google_search: dict[str, Any] | None = None
+
+
+class ToolConfig(_Accepting):
+    """How the model may use tools: ``mode`` is 'AUTO', 'ANY' or 'NONE'."""
+
+    mode: Literal["AUTO", "ANY", "NONE"] | None = None
+    allowed_function_names: list[str] | None = None
+
+
+class GenerateContentConfig(_Accepting):
+    """Generation settings of one model request (the Gemini API's GenerateContentConfig)."""
+
+    system_instruction: str | None = None
+    tools: list[Tool] | None = None
+    tool_config: ToolConfig | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: float | None = None
+    max_output_tokens: int | None = None
+    stop_sequences: list[str] | None = None
+    candidate_count: int | None = None
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    response_mime_type: str | None = None
+    response_json_schema: dict[str, Any] | None = None
+    thinking_budget: int | None = None
+    labels: dict[str, str] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_system_instruction(cls, data: Any) -> Any:
+        data = foreign_to_dict(data) if not isinstance(data, dict | EventideModel) else data
+        if isinstance(data, dict):
+            si = data.get("system_instruction")
+            if si is not None and not isinstance(si, str):
+                content = Content.model_validate(si)
+                data = {**data, "system_instruction": content.text or ""}
+        return data
+
+
+def to_content(message: Any, *, role: str = "user") -> Content:
+    """Turn what callers pass as a message into :class:`Content`.
+
+    Accepts a ``Content``, a plain string (one text part), a dict in the Gemini JSON shape,
+    or a ``google.genai.types.Content``.
+    """
+    if isinstance(message, Content):
+        return message
+    if isinstance(message, str):
+        return Content(role=role, parts=[Part(text=message)])
+    return Content.model_validate(message)
