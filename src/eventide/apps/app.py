@@ -1,0 +1,44 @@
+"""``App``: an agent application, the unit the CLI and the HTTP server load and run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from eventide.agents.base_agent import BaseAgent
+from eventide.errors import UsageError
+from eventide.plugins.base_plugin import BasePlugin
+
+__all__ = ["App"]
+
+
+@dataclass(slots=True, kw_only=True)
+class App:
+    """An agent app: a root agent plus the plugins and settings it runs with.
+
+    A folder or module that defines ``root_agent`` (or ``app = App(...)``) is an app; see
+    :mod:`eventide.apps.loader`.
+
+    Attributes:
+        name: the app's name; sessions and ``app:`` state are scoped by it. A Python
+            identifier, by convention the folder's name.
+        root_agent: the agent that answers each turn.
+        plugins: hooks applied to every agent, model and tool call.
+        add_sessions_to_memory: add each finished invocation's session to memory.
+    """
+
+    name: str
+    root_agent: BaseAgent
+    plugins: list[BasePlugin] = field(default_factory=list)
+    add_sessions_to_memory: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise UsageError(
+                f"App name {self.name!r} is not a valid identifier; use letters, digits and "
+                "underscores (it is usually the app folder's name)."
+            )
+        if not isinstance(self.root_agent, BaseAgent):
+            raise UsageError(
+                f"App {self.name!r}: root_agent must be a BaseAgent, "
+                f"got {type(self.root_agent).__name__}."
+            )
