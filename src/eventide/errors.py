@@ -10,7 +10,8 @@
     │   ├── InvalidStateValueError          a state value that cannot be stored as JSON
     │   ├── InvalidArtifactNameError        an empty artifact name, or one escaping its folder
     │   ├── RunnerClosedError               the Runner was used after close()
-    │   └── ConfigurationError              a missing key, an unknown model name, a missing extra
+    │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
+    │   └── AppLoadError                    an agent app that cannot be found or imported
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
     ├── ModelError                          the model provider reported an error or failed
     ├── ToolError                           a tool raised; ``__cause__`` holds the original
@@ -30,6 +31,7 @@ from __future__ import annotations
 __all__ = [
     "AgentNotFoundError",
     "AgentTreeError",
+    "AppLoadError",
     "BackendError",
     "ConfigurationError",
     "CorruptRecordError",
@@ -111,6 +113,11 @@ class RunnerClosedError(UsageError, RuntimeError):
 
 class ConfigurationError(UsageError):
     """Something the feature needs is not configured: a key, a model name, an extra."""
+
+
+class AppLoadError(UsageError):
+    """An agent app could not be found or loaded: no such folder or module, its code raised
+    while importing (the message holds its traceback), or it defines no ``root_agent``."""
 
 
 class ModelBehaviorError(EventideError):
