@@ -17,9 +17,11 @@
     ├── ToolError                           a tool raised; ``__cause__`` holds the original
     ├── BackendError                        a session/artifact/memory store failed or went away
     │   ├── StaleSessionError               compare-and-set append lost to another writer
-    │   └── CorruptRecordError              a stored record that no longer parses
+    │   ├── CorruptRecordError              a stored record that no longer parses
+    │   └── SchemaVersionError              the database's schema is newer than this code
     ├── LimitExceededError                  a configured limit was reached
-    │   └── LlmCallsLimitExceededError      RunConfig.max_llm_calls
+    │   ├── LlmCallsLimitExceededError      RunConfig.max_llm_calls
+    │   └── RecordTooLargeError             an event or state bigger than the store accepts
     └── InternalError                       a bug in Eventide: please report it
 
 Messages say what happened, name the bad value and say what to do; the facts are also
@@ -43,7 +45,9 @@ __all__ = [
     "LlmCallsLimitExceededError",
     "ModelBehaviorError",
     "ModelError",
+    "RecordTooLargeError",
     "RunnerClosedError",
+    "SchemaVersionError",
     "SessionNotFoundError",
     "StaleSessionError",
     "ToolError",
@@ -162,6 +166,20 @@ class CorruptRecordError(BackendError):
     """A stored record could not be parsed back (edited by hand or written by a newer version)."""
 
 
+class SchemaVersionError(BackendError):
+    """The database was written by a newer Eventide: its schema version is unknown here."""
+
+    def __init__(self, *, database: str, found: int, supported: int) -> None:
+        super().__init__(
+            f"Database {database!r} has session schema version {found}, but this Eventide "
+            f"supports versions up to {supported}. It was upgraded by a newer Eventide; "
+            "upgrade Eventide to open it (downgrading a schema is never done automatically)."
+        )
+        self.database = database
+        self.found = found
+        self.supported = supported
+
+
 class LimitExceededError(EventideError):
     """A configured limit was reached."""
 
@@ -174,6 +192,21 @@ class LlmCallsLimitExceededError(LimitExceededError):
             f"The invocation exceeded max_llm_calls={limit} model calls. If the agent really "
             "needs more, raise RunConfig(max_llm_calls=...); otherwise look for a tool loop."
         )
+        self.limit = limit
+
+
+class RecordTooLargeError(LimitExceededError):
+    """An event (or a session's initial state) is bigger than the store's configured limit."""
+
+    def __init__(self, *, what: str, session_id: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"{what} for session {session_id!r} is {size} bytes as JSON, over the limit of "
+            f"{limit} bytes; nothing was stored. Keep large data in an artifact "
+            "(context.save_artifact) and put its name in state, or raise max_event_bytes."
+        )
+        self.what = what
+        self.session_id = session_id
+        self.size = size
         self.limit = limit
 
 
