@@ -3,10 +3,24 @@
 A ``Runner`` drives a tree of agents; agents, tools and callbacks yield ``Event``s; the
 Runner commits each event's actions through the session, artifact and memory services
 before the producer resumes.
+
+Everything in ``__all__`` imports from here. Names backed by optional dependencies (SQL,
+file and object-store backends, the server) are loaded on first access, so ``import
+eventide`` imports only pydantic and the standard library.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from eventide import types
 from eventide.agents.base_agent import BaseAgent
+from eventide.agents.llm_agent import Agent, LlmAgent
+from eventide.agents.loop_agent import LoopAgent
+from eventide.agents.parallel_agent import ParallelAgent
+from eventide.agents.sequential_agent import SequentialAgent
+from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
@@ -16,6 +30,7 @@ from eventide.memory.in_memory_memory_service import InMemoryMemoryService
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.models.registry import LLMRegistry
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import InMemoryRunner, Runner
@@ -23,34 +38,68 @@ from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import GetSessionConfig, Session
 from eventide.state import State
+from eventide.tools.agent_tool import AgentTool
+from eventide.tools.base_tool import BaseTool
+from eventide.tools.base_toolset import BaseToolset
+from eventide.tools.builtin_tools import exit_loop, load_artifacts, load_memory, preload_memory
+from eventide.tools.function_tool import FunctionTool
+from eventide.tools.long_running_tool import LongRunningFunctionTool
 
 __version__ = "0.1.0"
 
+# Public names whose modules need optional dependencies: imported on first access.
+_LAZY: dict[str, str] = {}
+
 __all__ = [
+    "Agent",
+    "AgentTool",
+    "App",
     "BaseAgent",
     "BaseArtifactService",
     "BaseLlm",
     "BaseMemoryService",
     "BasePlugin",
     "BaseSessionService",
+    "BaseTool",
+    "BaseToolset",
     "CallbackContext",
     "Event",
     "EventActions",
+    "FunctionTool",
     "GetSessionConfig",
     "InMemoryArtifactService",
     "InMemoryMemoryService",
     "InMemoryRunner",
     "InMemorySessionService",
     "InvocationContext",
+    "LLMRegistry",
+    "LlmAgent",
     "LlmRequest",
     "LlmResponse",
+    "LongRunningFunctionTool",
+    "LoopAgent",
+    "ParallelAgent",
     "ReadonlyContext",
     "RunConfig",
     "Runner",
+    "SequentialAgent",
     "Session",
     "State",
     "StreamingMode",
     "ToolConfirmation",
     "ToolContext",
+    "exit_loop",
+    "load_artifacts",
+    "load_memory",
+    "preload_memory",
     "types",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'eventide' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

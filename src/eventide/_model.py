@@ -1,8 +1,8 @@
 """The pydantic base every wire-crossing Eventide record derives from.
 
-Field names are snake_case (the spec's JSON); camelCase aliases are accepted on input so
-JSON written by other runtimes' front ends parses too. Bytes travel as base64, as the Gemini
-API does.
+Field names are snake_case (the spec's JSON). Bytes travel as base64, as the Gemini API
+does. Schemas are built on first use (``defer_build``), which keeps ``import eventide`` fast;
+JSON from front ends that write camelCase keys is converted with :func:`snake_case_keys`.
 """
 
 from __future__ import annotations
@@ -10,17 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
 
-__all__ = ["EventideModel", "foreign_to_dict"]
+__all__ = ["EventideModel", "foreign_to_dict", "snake_case_keys"]
 
 
 class EventideModel(BaseModel):
-    """Base of Eventide's data records: snake_case JSON, camelCase accepted, bytes as base64."""
+    """Base of Eventide's data records: snake_case JSON, bytes as base64."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
         ser_json_bytes="base64",
         val_json_bytes="base64",
         defer_build=True,
@@ -41,3 +38,53 @@ def foreign_to_dict(value: Any) -> Any:
     if callable(dump):
         return dump(exclude_none=True)
     return value
+
+
+def _to_snake(name: str) -> str:
+    out = []
+    for char in name:
+        if char.isupper():
+            out.append("_")
+            out.append(char.lower())
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def snake_case_keys(data: Any) -> Any:
+    """Recursively rename camelCase dict keys to snake_case (``functionCall`` ->
+    ``function_call``), for JSON written by front ends of other runtimes.
+
+    Keys that are data rather than field names (inside ``args``, ``response``,
+    ``state_delta``, ``state``, ``custom_metadata``, schemas) are left as they are.
+    """
+    if isinstance(data, list):
+        return [snake_case_keys(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    converted: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _to_snake(key) if isinstance(key, str) else key
+        if name in _OPAQUE:
+            converted[name] = value
+        else:
+            converted[name] = snake_case_keys(value)
+    return converted
+
+
+_OPAQUE = frozenset(
+    {
+        "args",
+        "response",
+        "state_delta",
+        "state",
+        "artifact_delta",
+        "custom_metadata",
+        "parameters_json_schema",
+        "response_json_schema",
+        "requested_auth_configs",
+        "agent_state",
+        "payload",
+        "grounding_metadata",
+    }
+)

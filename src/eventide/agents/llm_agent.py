@@ -1,0 +1,323 @@
+"""``LlmAgent`` (alias ``Agent``): an agent that talks to a model and calls tools."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, PrivateAttr, field_validator
+
+from eventide import types
+from eventide.agents.base_agent import BaseAgent
+from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
+from eventide.errors import ConfigurationError
+from eventide.events import Event
+from eventide.models.base_llm import BaseLlm
+from eventide.models.llm_request import LlmRequest
+from eventide.models.llm_response import LlmResponse
+from eventide.models.registry import LLMRegistry
+from eventide.tools.base_tool import BaseTool
+from eventide.tools.base_toolset import BaseToolset
+from eventide.tools.function_tool import FunctionTool
+
+__all__ = ["Agent", "InstructionProvider", "LlmAgent", "ToolUnion"]
+
+InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
+ToolUnion = Callable[..., Any] | BaseTool | BaseToolset
+_Callbacks = Callable[..., Any] | list[Callable[..., Any]]
+
+
+class LlmAgent(BaseAgent):
+    """An agent driven by a model.
+
+    Attributes:
+        model: a model name (resolved through the registry) or a ``BaseLlm``; when empty,
+            the nearest ancestor ``LlmAgent``'s model.
+        instruction: the agent's instructions. In a string, ``{key}`` is replaced by the
+            state value (``{key?}`` by an empty string when unset; ``{app:key}``,
+            ``{user:key}``, ``{temp:key}`` read the scoped keys) and ``{artifact.name}`` by
+            an artifact's text. A callable receives a ``ReadonlyContext`` and returns the
+            text (no placeholders are filled in it).
+        global_instruction: instructions for every agent of the tree (read from the root).
+        tools: functions, ``BaseTool``s and ``BaseToolset``s.
+        generate_content_config: generation settings (temperature, ...).
+        include_contents: 'default' sends the conversation history; 'none' only the
+            current turn.
+        input_schema: the arguments' model when the agent is used as a tool.
+        output_schema: the final answer must be JSON matching this model.
+        output_key: store the final answer's text (or validated JSON) in this state key.
+        disallow_transfer_to_parent: the model may not hand the conversation back up.
+        disallow_transfer_to_peers: the model may not hand it to sibling agents.
+        before_model_callback: ``(callback_context=, llm_request=)``; a returned
+            ``LlmResponse`` skips the model call.
+        after_model_callback: ``(callback_context=, llm_response=)``; a returned
+            ``LlmResponse`` replaces the model's.
+        on_model_error_callback: ``(callback_context=, llm_request=, error=)``; a returned
+            ``LlmResponse`` recovers from a model exception.
+        before_tool_callback: ``(tool=, args=, tool_context=)``; a returned dict skips the
+            tool and becomes its result.
+        after_tool_callback: ``(tool=, args=, tool_context=, tool_response=)``; a returned
+            dict replaces the result.
+        on_tool_error_callback: ``(tool=, args=, tool_context=, error=)``; a returned dict
+            recovers from a tool exception.
+    """
+
+    model: str | BaseLlm = ""
+    instruction: str | InstructionProvider = ""
+    global_instruction: str | InstructionProvider = ""
+    tools: list[ToolUnion] = Field(default_factory=list, repr=False)
+    generate_content_config: types.GenerateContentConfig | None = None
+    include_contents: Literal["default", "none"] = "default"
+    input_schema: type[BaseModel] | None = None
+    output_schema: type[BaseModel] | None = None
+    output_key: str | None = None
+    disallow_transfer_to_parent: bool = False
+    disallow_transfer_to_peers: bool = False
+    before_model_callback: _Callbacks | None = Field(default=None, repr=False)
+    after_model_callback: _Callbacks | None = Field(default=None, repr=False)
+    on_model_error_callback: _Callbacks | None = Field(default=None, repr=False)
+    before_tool_callback: _Callbacks | None = Field(default=None, repr=False)
+    after_tool_callback: _Callbacks | None = Field(default=None, repr=False)
+    on_tool_error_callback: _Callbacks | None = Field(default=None, repr=False)
+
+    _resolved_model: BaseLlm | None = PrivateAttr(default=None)
+    _tool_cache: dict[int, BaseTool] = PrivateAttr(default_factory=dict)
+
+    @field_validator("generate_content_config", mode="before")
+    @classmethod
+    def _check_config(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        config = types.GenerateContentConfig.model_validate(value)
+        if config.tools:
+            raise ConfigurationError(
+                "Put tools in LlmAgent(tools=[...]), not in generate_content_config.tools."
+            )
+        if config.system_instruction:
+            raise ConfigurationError(
+                "Put instructions in LlmAgent(instruction=...), not in "
+                "generate_content_config.system_instruction."
+            )
+        if config.response_json_schema:
+            raise ConfigurationError(
+                "Use LlmAgent(output_schema=YourModel) instead of "
+                "generate_content_config.response_json_schema."
+            )
+        return config
+
+    # --- resolution ---
+    @property
+    def canonical_model(self) -> BaseLlm:
+        """The model this agent calls: its own, or the nearest LlmAgent ancestor's."""
+        if isinstance(self.model, BaseLlm):
+            return self.model
+        if self.model:
+            resolved = self._resolved_model
+            if resolved is None or resolved.model != self.model:
+                resolved = self._resolved_model = LLMRegistry.new_llm(self.model)
+            return resolved
+        ancestor = self.parent_agent
+        while ancestor is not None:
+            if isinstance(ancestor, LlmAgent) and ancestor.model:
+                return ancestor.canonical_model
+            ancestor = ancestor.parent_agent
+        raise ConfigurationError(
+            f"Agent {self.name!r} has no model and no ancestor LlmAgent has one: set "
+            "LlmAgent(model='gemini-2.5-flash') (or another model name, or a BaseLlm)."
+        )
+
+    async def canonical_tools(self, context: ReadonlyContext | None = None) -> list[BaseTool]:
+        """The agent's tools as ``BaseTool``s (functions wrapped, toolsets expanded)."""
+        resolved: list[BaseTool] = []
+        for tool in self.tools:
+            if isinstance(tool, BaseTool):
+                resolved.append(tool)
+            elif isinstance(tool, BaseToolset):
+                resolved.extend(await tool.get_tools(context))
+            elif callable(tool):
+                cached = self._tool_cache.get(id(tool))
+                if cached is None:
+                    cached = self._tool_cache[id(tool)] = FunctionTool(tool)
+                resolved.append(cached)
+            else:
+                raise ConfigurationError(
+                    f"Agent {self.name!r}: tools must be functions, BaseTool or BaseToolset "
+                    f"instances; got {type(tool).__name__}."
+                )
+        return resolved
+
+    async def canonical_instruction(self, context: ReadonlyContext) -> tuple[str, bool]:
+        """The instruction text, and whether placeholders should be filled in it."""
+        return await _resolve_instruction(self.instruction, context)
+
+    async def canonical_global_instruction(self, context: ReadonlyContext) -> tuple[str, bool]:
+        """The global instruction text, and whether placeholders should be filled in it."""
+        return await _resolve_instruction(self.global_instruction, context)
+
+    @property
+    def allows_transfer_to_parent(self) -> bool:
+        """Whether the conversation can be handed from this agent back to its parent (the
+        parent must be an ``LlmAgent`` too: transfers are made by a model)."""
+        return not self.disallow_transfer_to_parent and isinstance(self.parent_agent, LlmAgent)
+
+    # --- running ---
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        from eventide.flows.llm_flow import run_llm_flow
+
+        async for event in run_llm_flow(self, ctx):
+            yield event
+
+    async def close(self) -> None:
+        """Close the agent's toolsets."""
+        for tool in self.tools:
+            if isinstance(tool, BaseToolset):
+                await tool.close()
+
+    # --- callback chains (typed entry points used by the flow) ---
+    async def handle_before_model(
+        self, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        """Plugins' then the agent's before-model callbacks; the first non-None wins."""
+        from eventide._callbacks import call_chain, to_chain
+
+        ictx = callback_context.invocation_context
+        result = await ictx.plugin_manager.run(
+            "before_model_callback", callback_context=callback_context, llm_request=llm_request
+        )
+        if result is None and self.before_model_callback is not None:
+            result = await call_chain(
+                to_chain(self.before_model_callback),
+                callback_context=callback_context,
+                llm_request=llm_request,
+            )
+        return _as_response(result)
+
+    async def handle_after_model(
+        self, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        """Plugins' then the agent's after-model callbacks; the first non-None wins."""
+        from eventide._callbacks import call_chain, to_chain
+
+        ictx = callback_context.invocation_context
+        result = await ictx.plugin_manager.run(
+            "after_model_callback", callback_context=callback_context, llm_response=llm_response
+        )
+        if result is None and self.after_model_callback is not None:
+            result = await call_chain(
+                to_chain(self.after_model_callback),
+                callback_context=callback_context,
+                llm_response=llm_response,
+            )
+        return _as_response(result)
+
+    async def handle_model_error(
+        self, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
+    ) -> LlmResponse | None:
+        """Plugins' then the agent's model-error callbacks; a non-None result recovers."""
+        from eventide._callbacks import call_chain, to_chain
+
+        ictx = callback_context.invocation_context
+        result = await ictx.plugin_manager.run(
+            "on_model_error_callback",
+            callback_context=callback_context,
+            llm_request=llm_request,
+            error=error,
+        )
+        if result is None and self.on_model_error_callback is not None:
+            result = await call_chain(
+                to_chain(self.on_model_error_callback),
+                callback_context=callback_context,
+                llm_request=llm_request,
+                error=error,
+            )
+        return _as_response(result)
+
+    async def handle_before_tool(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        """Plugins' then the agent's before-tool callbacks; a dict skips the tool."""
+        from eventide._callbacks import call_chain, to_chain
+
+        ictx = tool_context.invocation_context
+        result = await ictx.plugin_manager.run(
+            "before_tool_callback", tool=tool, tool_args=args, tool_context=tool_context
+        )
+        if result is None and self.before_tool_callback is not None:
+            result = await call_chain(
+                to_chain(self.before_tool_callback), tool=tool, args=args, tool_context=tool_context
+            )
+        return result  # type: ignore[no-any-return]
+
+    async def handle_after_tool(
+        self,
+        tool: BaseTool,
+        args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """Plugins' then the agent's after-tool callbacks; a dict replaces the result."""
+        from eventide._callbacks import call_chain, to_chain
+
+        ictx = tool_context.invocation_context
+        replaced = await ictx.plugin_manager.run(
+            "after_tool_callback",
+            tool=tool,
+            tool_args=args,
+            tool_context=tool_context,
+            result=result,
+        )
+        if replaced is None and self.after_tool_callback is not None:
+            replaced = await call_chain(
+                to_chain(self.after_tool_callback),
+                tool=tool,
+                args=args,
+                tool_context=tool_context,
+                tool_response=result,
+            )
+        return replaced  # type: ignore[no-any-return]
+
+    async def handle_tool_error(
+        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
+    ) -> dict[str, Any] | None:
+        """Plugins' then the agent's tool-error callbacks; a dict recovers."""
+        from eventide._callbacks import call_chain, to_chain
+
+        ictx = tool_context.invocation_context
+        result = await ictx.plugin_manager.run(
+            "on_tool_error_callback",
+            tool=tool,
+            tool_args=args,
+            tool_context=tool_context,
+            error=error,
+        )
+        if result is None and self.on_tool_error_callback is not None:
+            result = await call_chain(
+                to_chain(self.on_tool_error_callback),
+                tool=tool,
+                args=args,
+                tool_context=tool_context,
+                error=error,
+            )
+        return result  # type: ignore[no-any-return]
+
+
+Agent = LlmAgent
+
+
+def _as_response(result: Any) -> LlmResponse | None:
+    if result is None or isinstance(result, LlmResponse):
+        return result
+    return LlmResponse.model_validate(result)
+
+
+async def _resolve_instruction(
+    instruction: str | InstructionProvider, context: ReadonlyContext
+) -> tuple[str, bool]:
+    if isinstance(instruction, str):
+        return instruction, True
+    import inspect
+
+    text = instruction(context)
+    if inspect.isawaitable(text):
+        text = await text
+    return str(text), False

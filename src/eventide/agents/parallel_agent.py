@@ -1,0 +1,91 @@
+"""``ParallelAgent``: runs its sub-agents concurrently, each on its own branch."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+
+from eventide.agents.base_agent import BaseAgent
+from eventide.contexts import InvocationContext
+from eventide.events import Event
+
+__all__ = ["ParallelAgent"]
+
+
+class _BranchDone:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+class ParallelAgent(BaseAgent):
+    """Runs every sub-agent at the same time.
+
+    - Each sub-agent runs on branch ``<this branch or name>.<sub-agent name>``; its model
+      history sees only its own branch and the shared ancestors' events.
+    - Commit-before-resume holds per branch: a branch waits until its own event is committed,
+      never for its siblings. Events (and their state writes) are committed in the order they
+      reach the Runner.
+    - An exception in one branch, or an event with ``actions.escalate``, ends the others:
+      they are cancelled at their next await; events they had not yet handed over are
+      dropped, never half-written.
+    """
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        if not self.sub_agents:
+            return
+        queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | _BranchDone] = asyncio.Queue()
+        prefix = ctx.branch or self.name
+        tasks = [
+            asyncio.create_task(
+                self._run_branch(
+                    sub_agent, ctx.for_agent(sub_agent, branch=f"{prefix}.{sub_agent.name}"), queue
+                ),
+                name=f"eventide-branch-{prefix}.{sub_agent.name}",
+            )
+            for sub_agent in self.sub_agents
+        ]
+        running = len(tasks)
+        try:
+            while running:
+                item = await queue.get()
+                if isinstance(item, _BranchDone):
+                    running -= 1
+                    if item.error is not None:
+                        raise item.error
+                    continue
+                event, committed = item
+                yield event
+                # The Runner has committed the event: let its branch go on.
+                if not committed.done():
+                    committed.set_result(None)
+                if event.actions.escalate:
+                    return
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    @staticmethod
+    async def _run_branch(
+        agent: BaseAgent,
+        ctx: InvocationContext,
+        queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | _BranchDone],
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            async with aclosing(agent.run_async(ctx)) as events:
+                async for event in events:
+                    if event.branch is None:
+                        event.branch = ctx.branch
+                    committed: asyncio.Future[None] = loop.create_future()
+                    await queue.put((event, committed))
+                    await committed
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:  # handed to the consumer, which re-raises it
+            await queue.put(_BranchDone(error))
+            return
+        await queue.put(_BranchDone(None))

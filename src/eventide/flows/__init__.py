@@ -1,0 +1,1 @@
+"""The steps of an LLM agent's turn: request building, model call, tool dispatch, transfer."""

@@ -1,0 +1,258 @@
+"""The LLM agent's loop: call the model, yield its events, run the tools, repeat until a
+final answer (or a transfer, or a pause for the user)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+
+from eventide import types
+from eventide._ids import new_id
+from eventide.contexts import CallbackContext, InvocationContext
+from eventide.events import Event, EventActions
+from eventide.flows.contents import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
+from eventide.flows.request import build_request
+from eventide.flows.resume import resume_paused_calls
+from eventide.flows.tool_dispatch import run_function_calls
+from eventide.models.llm_request import LlmRequest
+from eventide.models.llm_response import LlmResponse
+from eventide.run_config import StreamingMode
+from eventide.tools.set_model_response_tool import SET_MODEL_RESPONSE
+
+if TYPE_CHECKING:
+    from eventide.agents.llm_agent import LlmAgent
+
+__all__ = ["pause_requests", "run_llm_flow"]
+
+_RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
+
+
+class _Step:
+    """What one step decided: whether the agent's turn is over."""
+
+    __slots__ = ("done", "last")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.last: Event | None = None
+
+
+async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    """Run ``agent`` until it gives a final answer, transfers, or pauses for the user."""
+    async for event in resume_paused_calls(agent, ctx):
+        yield event
+    if ctx.end_invocation:
+        return
+    while True:
+        step = _Step()
+        async for event in _run_step(agent, ctx, step):
+            step.last = event
+            yield event
+        last = step.last
+        if step.done or ctx.end_invocation or last is None or last.is_final_response():
+            return
+
+
+async def _run_step(
+    agent: LlmAgent, ctx: InvocationContext, step: _Step
+) -> AsyncGenerator[Event, None]:
+    request = await build_request(agent, ctx)
+    actions = EventActions()
+    callback_context = CallbackContext(ctx, event_actions=actions)
+    event_id = new_id()
+    final: Event | None = None
+    async for response in _model_responses(agent, ctx, callback_context, request):
+        event = _to_event(agent, ctx, response, event_id, actions)
+        if event.partial:
+            yield event
+            continue
+        _finish_model_event(agent, event, request)
+        final = event
+        yield event
+    if final is None:
+        return
+    calls = final.get_function_calls()
+    if not calls:
+        return
+    response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
+    yield response_event
+    for pause_event in pause_requests(agent, ctx, response_event, calls):
+        yield pause_event
+        step.done = True
+    if step.done or final.long_running_tool_ids:
+        # Waiting for the user (a confirmation, a credential, a long-running result).
+        ctx.end_invocation = True
+        step.done = True
+        return
+    target_name = response_event.actions.transfer_to_agent
+    if target_name:
+        target = agent.root_agent.find_agent(target_name)
+        if target is not None:
+            step.done = True
+            async for event in target.run_async(ctx):
+                yield event
+            return
+    answer = _structured_answer(response_event)
+    if answer is not None:
+        step.done = True
+        yield _final_text_event(agent, ctx, answer)
+
+
+async def _model_responses(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    callback_context: CallbackContext,
+    request: LlmRequest,
+) -> AsyncGenerator[LlmResponse, None]:
+    """The model's responses after the before/after/error model callbacks."""
+    short_circuit = await agent.handle_before_model(callback_context, request)
+    if short_circuit is not None:
+        yield short_circuit
+        return
+    ctx.increment_llm_call_count()
+    stream = ctx.run_config.streaming_mode is StreamingMode.SSE
+    model = agent.canonical_model
+    try:
+        async for response in model.generate_content_async(request, stream=stream):
+            replaced = await agent.handle_after_model(callback_context, response)
+            yield replaced if replaced is not None else response
+    except Exception as error:
+        recovered = await agent.handle_model_error(callback_context, request, error)
+        if recovered is None:
+            raise
+        replaced = await agent.handle_after_model(callback_context, recovered)
+        yield replaced if replaced is not None else recovered
+
+
+def _to_event(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    response: LlmResponse,
+    event_id: str,
+    actions: EventActions,
+) -> Event:
+    fields: dict[str, Any] = {
+        name: value for name in _RESPONSE_FIELDS if (value := getattr(response, name)) is not None
+    }
+    return Event(
+        **fields,
+        id=event_id,
+        invocation_id=ctx.invocation_id,
+        author=agent.name,
+        branch=ctx.branch,
+        # Partial chunks never carry actions: they are not committed.
+        actions=EventActions() if response.partial else actions,
+    )
+
+
+def _finish_model_event(agent: LlmAgent, event: Event, request: LlmRequest) -> None:
+    """Give calls ids, mark long-running calls, and store the answer under ``output_key``."""
+    calls = event.get_function_calls()
+    if calls:
+        long_running: set[str] = set()
+        for call in calls:
+            if not call.id:
+                call.id = f"call-{new_id()}"
+            tool = request.tools_dict.get(call.name or "")
+            if tool is not None and tool.is_long_running:
+                long_running.add(call.id)
+        if long_running:
+            event.long_running_tool_ids = long_running
+        return
+    if event.error_code or not event.is_final_response() or event.content is None:
+        return
+    text = event.content.text
+    if text is None:
+        return
+    value: Any = text
+    if agent.output_schema is not None:
+        try:
+            value = agent.output_schema.model_validate_json(text).model_dump(mode="json")
+        except pydantic.ValidationError as exc:
+            event.error_code = "OUTPUT_SCHEMA_MISMATCH"
+            event.error_message = (
+                f"Agent {agent.name!r}: the model's answer does not match output_schema "
+                f"{agent.output_schema.__name__}: {exc.errors(include_url=False)}"
+            )
+            return
+    if agent.output_key:
+        event.actions.state_delta[agent.output_key] = value
+
+
+def pause_requests(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    response_event: Event,
+    calls: list[types.FunctionCall],
+) -> list[Event]:
+    """Events asking the user for confirmations or credentials that tools requested.
+
+    Each is a function call the client answers with a function response of the same id;
+    the call's id is in ``long_running_tool_ids``, so the event is a final response.
+    """
+    actions = response_event.actions
+    if not actions.requested_tool_confirmations and not actions.requested_auth_configs:
+        return []
+    by_id = {call.id: call for call in calls}
+    parts: list[types.Part] = []
+    for call_id, confirmation in actions.requested_tool_confirmations.items():
+        original = by_id.get(call_id)
+        parts.append(
+            types.Part(
+                function_call=types.FunctionCall(
+                    id=f"confirm-{new_id()}",
+                    name=REQUEST_CONFIRMATION_FUNCTION,
+                    args={
+                        "originalFunctionCall": original.model_dump(mode="json")
+                        if original is not None
+                        else {"id": call_id},
+                        "toolConfirmation": confirmation.model_dump(mode="json"),
+                    },
+                )
+            )
+        )
+    for call_id, auth_config in actions.requested_auth_configs.items():
+        parts.append(
+            types.Part(
+                function_call=types.FunctionCall(
+                    id=f"auth-{new_id()}",
+                    name=REQUEST_CREDENTIAL_FUNCTION,
+                    args={"function_call_id": call_id, "auth_config": auth_config},
+                )
+            )
+        )
+    ids = {p.function_call.id for p in parts if p.function_call and p.function_call.id}
+    return [
+        Event(
+            invocation_id=ctx.invocation_id,
+            author=agent.name,
+            branch=ctx.branch,
+            content=types.Content(role="model", parts=parts),
+            long_running_tool_ids=ids,
+        )
+    ]
+
+
+def _structured_answer(response_event: Event) -> dict[str, Any] | None:
+    for response in response_event.get_function_responses():
+        if response.name == SET_MODEL_RESPONSE and response.response is not None:
+            if "error" not in response.response:
+                return response.response
+    return None
+
+
+def _final_text_event(agent: LlmAgent, ctx: InvocationContext, answer: dict[str, Any]) -> Event:
+    text = json.dumps(answer)
+    actions = EventActions()
+    if agent.output_key:
+        actions.state_delta[agent.output_key] = answer
+    return Event(
+        invocation_id=ctx.invocation_id,
+        author=agent.name,
+        branch=ctx.branch,
+        content=types.Content(role="model", parts=[types.Part(text=text)]),
+        actions=actions,
+    )

@@ -1,0 +1,92 @@
+"""Resuming tool calls that paused for the user: confirmations and credentials.
+
+When the user's message answers a confirmation (a function response named
+``eventide_request_confirmation``) or a credential request (``eventide_request_credential``),
+the original tool call runs again, now with the answer, and its response is yielded before
+the agent's next model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
+
+from eventide import types
+from eventide.contexts import InvocationContext
+from eventide.events import Event, ToolConfirmation
+from eventide.flows.contents import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
+from eventide.flows.request import build_request
+from eventide.flows.tool_dispatch import run_function_calls
+
+if TYPE_CHECKING:
+    from eventide.agents.llm_agent import LlmAgent
+
+__all__ = ["resume_paused_calls"]
+
+
+async def resume_paused_calls(
+    agent: LlmAgent, ctx: InvocationContext
+) -> AsyncGenerator[Event, None]:
+    """Re-run the calls the user's message answers; yield their response events."""
+    user_content = ctx.user_content
+    if user_content is None or not user_content.parts:
+        return
+    answers = [
+        p.function_response
+        for p in user_content.parts
+        if p.function_response is not None
+        and p.function_response.name in (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION)
+    ]
+    if not answers:
+        return
+    requests = _synthetic_calls(ctx.session.events)
+    calls: list[types.FunctionCall] = []
+    confirmations: dict[str, ToolConfirmation] = {}
+    for answer in answers:
+        request_args = requests.get(answer.id or "")
+        if request_args is None:
+            continue
+        response = answer.response or {}
+        if answer.name == REQUEST_CONFIRMATION_FUNCTION:
+            original = types.FunctionCall.model_validate(request_args.get("originalFunctionCall"))
+            confirmations[original.id or ""] = ToolConfirmation(
+                confirmed=bool(response.get("confirmed")), payload=response.get("payload")
+            )
+        else:
+            from eventide.auth import store_auth_response
+
+            await store_auth_response(ctx, response=response)
+            found = _find_call(ctx.session.events, str(request_args.get("function_call_id")))
+            if found is None:
+                continue
+            original = found
+        calls.append(original)
+    if not calls:
+        return
+    request = await build_request(agent, ctx)
+    event = await run_function_calls(
+        agent, ctx, calls, request.tools_dict, confirmations=confirmations
+    )
+    yield event
+    from eventide.flows.llm_flow import pause_requests
+
+    for pause in pause_requests(agent, ctx, event, calls):
+        yield pause
+        ctx.end_invocation = True
+
+
+def _synthetic_calls(events: list[Event]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for event in events:
+        for call in event.get_function_calls():
+            if call.name in (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION):
+                found[call.id or ""] = call.args or {}
+    return found
+
+
+def _find_call(events: list[Event], call_id: str) -> types.FunctionCall | None:
+    for event in reversed(events):
+        for call in event.get_function_calls():
+            if call.id == call_id:
+                return call
+    return None

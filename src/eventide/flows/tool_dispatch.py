@@ -1,0 +1,131 @@
+"""Running the function calls of a model response, concurrently, with callbacks."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from eventide import types
+from eventide.contexts import InvocationContext, ToolContext
+from eventide.errors import ToolError
+from eventide.events import Event, EventActions, ToolConfirmation
+from eventide.tools.base_tool import BaseTool
+from eventide.tools.function_tool import FunctionTool, ToolArgumentsError, wrap_result
+
+if TYPE_CHECKING:
+    from eventide.agents.llm_agent import LlmAgent
+
+__all__ = ["run_function_calls"]
+
+
+async def run_function_calls(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    calls: list[types.FunctionCall],
+    tools: dict[str, BaseTool],
+    *,
+    confirmations: dict[str, ToolConfirmation] | None = None,
+) -> Event:
+    """Run ``calls`` (concurrently when several) and return one event with every response.
+
+    The event is authored by the agent with content role 'user'; its actions merge each
+    tool's actions in call order. A tool that raises ends the invocation with ``ToolError``
+    unless an ``on_tool_error`` callback recovers; an unknown tool or invalid arguments are
+    answered with an error the model can read.
+    """
+    confirmations = confirmations or {}
+    if len(calls) == 1:
+        outcomes = [await _run_one(agent, ctx, calls[0], tools, confirmations)]
+    else:
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [
+                    group.create_task(_run_one(agent, ctx, call, tools, confirmations))
+                    for call in calls
+                ]
+        except BaseExceptionGroup as failure:
+            # One tool failing cancels its siblings; surface the failure itself, not a group.
+            real = [e for e in failure.exceptions if not isinstance(e, asyncio.CancelledError)]
+            if len(real) == 1:
+                raise real[0] from None
+            raise
+        outcomes = [task.result() for task in tasks]
+    actions = EventActions()
+    parts = []
+    for part, call_actions in outcomes:
+        parts.append(part)
+        actions.merge(call_actions)
+    return Event(
+        invocation_id=ctx.invocation_id,
+        author=agent.name,
+        branch=ctx.branch,
+        content=types.Content(role="user", parts=parts),
+        actions=actions,
+    )
+
+
+async def _run_one(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    call: types.FunctionCall,
+    tools: dict[str, BaseTool],
+    confirmations: dict[str, ToolConfirmation],
+) -> tuple[types.Part, EventActions]:
+    confirmation = confirmations.get(call.id or "")
+    tool_context = ToolContext(ctx, function_call_id=call.id, tool_confirmation=confirmation)
+    result = await _call_tool(agent, call, tools, tool_context, confirmation)
+    part = types.Part(
+        function_response=types.FunctionResponse(id=call.id, name=call.name, response=result)
+    )
+    return part, tool_context.actions
+
+
+async def _call_tool(
+    agent: LlmAgent,
+    call: types.FunctionCall,
+    tools: dict[str, BaseTool],
+    tool_context: ToolContext,
+    confirmation: ToolConfirmation | None,
+) -> dict[str, Any]:
+    name = call.name or ""
+    tool = tools.get(name)
+    args = dict(call.args or {})
+    if tool is None:
+        return {
+            "error": f"There is no tool named {name!r}. Available tools: "
+            f"{', '.join(sorted(tools)) or '(none)'}. Call one of those, or answer directly."
+        }
+    if isinstance(tool, FunctionTool) and tool.require_confirmation is not False:
+        if confirmation is None:
+            try:
+                needed = await tool.needs_confirmation(tool.validate_args(args))
+            except ToolArgumentsError as exc:
+                return {"error": str(exc)}
+            if needed:
+                tool_context.request_confirmation(
+                    hint=f"Approve or decline the call of tool {name!r} with {args}."
+                )
+                return {"error": "This tool call needs the user's confirmation; waiting for it."}
+        elif not confirmation.confirmed:
+            return {"error": "The user declined this tool call; it was not run."}
+    result = await agent.handle_before_tool(tool, args, tool_context)
+    if result is None:
+        try:
+            result = wrap_result(await tool.run_async(args=args, tool_context=tool_context))
+        except ToolArgumentsError as exc:
+            return {"error": str(exc)}
+        except Exception as exc:
+            recovered = await agent.handle_tool_error(tool, args, tool_context, exc)
+            if recovered is None:
+                raise ToolError(
+                    f"Tool {name!r} (call {call.id}) raised {type(exc).__name__}: {exc}. Fix "
+                    "the tool, or add an on_tool_error_callback that returns a result dict "
+                    "for the model.",
+                    tool_name=name,
+                    call_id=call.id,
+                ) from exc
+            result = recovered
+        replaced = await agent.handle_after_tool(tool, args, tool_context, result)
+        if replaced is not None:
+            result = replaced
+    return result
