@@ -1,0 +1,209 @@
+"""The artifact service contract, run against every backend.
+
+A test module subclasses :class:`ArtifactServiceContract` and provides an
+``artifact_service`` fixture (parametrized over the backends). Each test starts from an
+empty store.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from eventide import types
+from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.errors import InvalidArtifactNameError
+
+APP = "app"
+USER = "alice"
+SESSION = "s1"
+WHERE = {"app_name": APP, "user_id": USER, "session_id": SESSION}
+
+ALL_BYTES = bytes(range(256)) * 3
+
+
+def text(value: str) -> types.Part:
+    return types.Part(text=value)
+
+
+async def save(
+    service: BaseArtifactService, filename: str, part: types.Part, **where: str | None
+) -> int:
+    return await service.save_artifact(**{**WHERE, **where}, filename=filename, artifact=part)
+
+
+class ArtifactServiceContract:
+    """What every ``BaseArtifactService`` must do (spec: artifact versions recorded in
+    ``artifact_delta`` are the numbers these services return)."""
+
+    async def test_versions_count_up_from_zero(self, artifact_service: BaseArtifactService):
+        """Each save of a name is a new version: 0, 1, 2, ... (spec: artifact_delta maps a
+        file name to the version saved)."""
+        versions = [await save(artifact_service, "report.txt", text(f"v{i}")) for i in range(3)]
+        assert versions == [0, 1, 2]
+        assert await artifact_service.list_versions(**WHERE, filename="report.txt") == [0, 1, 2]
+
+    async def test_load_latest_specific_and_missing(self, artifact_service: BaseArtifactService):
+        for i in range(3):
+            await save(artifact_service, "report.txt", text(f"v{i}"))
+        load = artifact_service.load_artifact
+        assert await load(**WHERE, filename="report.txt") == text("v2")
+        assert [await load(**WHERE, filename="report.txt", version=v) for v in (0, 1, 2)] == [
+            text("v0"),
+            text("v1"),
+            text("v2"),
+        ]
+        assert await load(**WHERE, filename="report.txt", version=3) is None
+        assert await load(**WHERE, filename="report.txt", version=-1) is None
+        assert await load(**WHERE, filename="missing.txt") is None
+        assert await load(**WHERE, filename="missing.txt", version=0) is None
+
+    async def test_versions_of_missing_file_are_empty(self, artifact_service: BaseArtifactService):
+        assert await artifact_service.list_versions(**WHERE, filename="nothing") == []
+
+    async def test_keys_are_the_sessions_own_and_the_users_sorted(
+        self, artifact_service: BaseArtifactService
+    ):
+        await save(artifact_service, "b.txt", text("b"))
+        await save(artifact_service, "a.txt", text("a"))
+        await save(artifact_service, "a.txt", text("a again"))
+        await save(artifact_service, "user:profile.json", text("{}"))
+        await save(artifact_service, "other.txt", text("x"), session_id="s2")
+        keys = await artifact_service.list_artifact_keys(**WHERE)
+        assert keys == ["a.txt", "b.txt", "user:profile.json"]
+        other = await artifact_service.list_artifact_keys(
+            app_name=APP, user_id=USER, session_id="s2"
+        )
+        assert other == ["other.txt", "user:profile.json"]
+
+    async def test_session_files_are_private_to_their_session(
+        self, artifact_service: BaseArtifactService
+    ):
+        await save(artifact_service, "notes.txt", text("mine"))
+        assert (
+            await artifact_service.load_artifact(
+                app_name=APP, user_id=USER, session_id="s2", filename="notes.txt"
+            )
+            is None
+        )
+        assert await save(artifact_service, "notes.txt", text("theirs"), session_id="s2") == 0
+
+    async def test_user_files_are_shared_across_the_users_sessions(
+        self, artifact_service: BaseArtifactService
+    ):
+        """``user:`` names belong to the user, across all their sessions of the app."""
+        assert await save(artifact_service, "user:avatar.png", text("one")) == 0
+        assert await save(artifact_service, "user:avatar.png", text("two"), session_id="s2") == 1
+        for session_id in ("s1", "s2", "s3"):
+            loaded = await artifact_service.load_artifact(
+                app_name=APP, user_id=USER, session_id=session_id, filename="user:avatar.png"
+            )
+            assert loaded == text("two")
+        versions = await artifact_service.list_versions(
+            app_name=APP, user_id=USER, session_id="s3", filename="user:avatar.png"
+        )
+        assert versions == [0, 1]
+
+    async def test_user_files_are_not_shared_across_users_or_apps(
+        self, artifact_service: BaseArtifactService
+    ):
+        await save(artifact_service, "user:avatar.png", text("alice's"))
+        for app_name, user_id in ((APP, "bob"), ("other_app", USER)):
+            where = {"app_name": app_name, "user_id": user_id, "session_id": SESSION}
+            assert await artifact_service.load_artifact(**where, filename="user:avatar.png") is None
+            assert await artifact_service.list_artifact_keys(**where) == []
+            assert await artifact_service.list_versions(**where, filename="user:avatar.png") == []
+
+    async def test_delete_removes_every_version(self, artifact_service: BaseArtifactService):
+        await save(artifact_service, "draft.txt", text("0"))
+        await save(artifact_service, "draft.txt", text("1"))
+        await save(artifact_service, "keep.txt", text("k"))
+        await artifact_service.delete_artifact(**WHERE, filename="draft.txt")
+        assert await artifact_service.load_artifact(**WHERE, filename="draft.txt") is None
+        assert await artifact_service.list_versions(**WHERE, filename="draft.txt") == []
+        assert await artifact_service.list_artifact_keys(**WHERE) == ["keep.txt"]
+        # A file saved again after deletion starts over.
+        assert await save(artifact_service, "draft.txt", text("new")) == 0
+
+    async def test_delete_of_user_file_and_of_missing_file(
+        self, artifact_service: BaseArtifactService
+    ):
+        await save(artifact_service, "user:prefs", text("p"))
+        await artifact_service.delete_artifact(
+            app_name=APP, user_id=USER, session_id="s9", filename="user:prefs"
+        )
+        assert await artifact_service.list_artifact_keys(**WHERE) == []
+        await artifact_service.delete_artifact(**WHERE, filename="never-saved.txt")  # no error
+        assert await artifact_service.list_artifact_keys(**WHERE) == []
+
+    @pytest.mark.parametrize(
+        "part",
+        [
+            pytest.param(types.Part.from_bytes(data=ALL_BYTES, mime_type="image/png"), id="bytes"),
+            pytest.param(
+                types.Part.from_bytes(data=b"", mime_type="application/x-empty"), id="empty-bytes"
+            ),
+            pytest.param(
+                types.Part(
+                    inline_data=types.Blob(
+                        data=b"%PDF-1.7\r\n\x00", mime_type="application/pdf", display_name="q3.pdf"
+                    )
+                ),
+                id="bytes-with-display-name",
+            ),
+            pytest.param(text("héllo wörld ✓ 中文\n\r\n\ttabs and \x00 nul"), id="text"),
+            pytest.param(text(""), id="empty-text"),
+            pytest.param(
+                types.Part(
+                    file_data=types.FileData(file_uri="gs://b/o.png", mime_type="image/png")
+                ),
+                id="file-data",
+            ),
+            pytest.param(types.Part(text="thinking", thought=True), id="thought-text"),
+        ],
+    )
+    async def test_parts_round_trip_exactly(
+        self, artifact_service: BaseArtifactService, part: types.Part
+    ):
+        """What is saved is what loads: bytes, MIME type, text, every field."""
+        await save(artifact_service, "blob", part)
+        loaded = await artifact_service.load_artifact(**WHERE, filename="blob")
+        assert loaded == part
+        assert loaded is not part
+
+    async def test_names_with_folders_and_odd_characters(
+        self, artifact_service: BaseArtifactService
+    ):
+        names = ["docs", "docs/report.txt", "docs/sub/deep.md", ".hidden", "50% off?.txt", "a b#c"]
+        for name in names:
+            await save(artifact_service, name, text(name))
+        assert await artifact_service.list_artifact_keys(**WHERE) == sorted(names)
+        for name in names:
+            assert await artifact_service.load_artifact(**WHERE, filename=name) == text(name)
+
+    @pytest.mark.parametrize(
+        "filename",
+        [
+            "../x",
+            "/abs",
+            "",
+            "a/../../b",
+            "user:../x",
+            "user:",
+            "user:/etc/passwd",
+            "a/./b",
+            "a//b",
+            "C:\\windows",
+            "..\\up",
+            "nul\x00byte",
+            "   ",
+        ],
+    )
+    async def test_bad_names_are_rejected_and_nothing_is_written(
+        self, artifact_service: BaseArtifactService, filename: str
+    ):
+        """Names that are empty, absolute or escape their folder raise InvalidArtifactNameError
+        before anything is stored."""
+        with pytest.raises(InvalidArtifactNameError) as raised:
+            await save(artifact_service, filename, text("evil"))
+        assert raised.value.filename == filename
+        assert await artifact_service.list_artifact_keys(**WHERE) == []
