@@ -1,0 +1,413 @@
+"""The offline demo model, and the rule that decides when an app runs on it.
+
+With no model configured (no provider key, no ``EVENTIDE_MODEL``), apps still run: each
+``LlmAgent`` that cannot reach its model gets a demo model for the run. The demo model is
+a :class:`~eventide.testing.FunctionModel` that reads the request like a (very literal)
+model would: it picks the declared tool whose name and description share the most words
+with the user's message, fills the arguments from the message (numbers, quoted strings,
+words matching enum values, capitalized words, defaults), calls the tool, and then answers
+in text showing the tool's result. An agent with sub-agents hands the conversation to the
+sub-agent whose name or description matches best. Everything else gets a short answer
+saying what the demo model can do. The app's tools, callbacks, state and sessions are all
+real; only the model's "thinking" is canned.
+
+The swap rule (:func:`prepare_models`), for each ``LlmAgent`` of the tree:
+
+- a ``BaseLlm`` object is kept;
+- a model name whose provider key is missing (``gemini-*`` without ``GOOGLE_API_KEY`` /
+  ``GEMINI_API_KEY``, ``gpt-*``/``o1``.../``openai/*`` without ``OPENAI_API_KEY`` or
+  ``OPENAI_BASE_URL``, ``claude-*`` without ``ANTHROPIC_API_KEY``) is replaced by the demo
+  model; any other name is kept;
+- an agent with no model inherits its ancestor's; a top agent with none gets
+  ``EVENTIDE_MODEL``, else a default for the first provider key set (Gemini, OpenAI,
+  Anthropic), else the demo model.
+
+The replacement is undone by :meth:`ModelSetup.restore`, so the user's agent objects are
+left as they were found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from eventide import types
+from eventide.agents.base_agent import BaseAgent
+from eventide.agents.llm_agent import LlmAgent
+from eventide.models.base_llm import BaseLlm
+from eventide.models.llm_request import LlmRequest
+from eventide.models.llm_response import LlmResponse
+from eventide.testing import FunctionModel
+
+__all__ = [
+    "DEMO_MODEL_NAME",
+    "HOW_TO_CONFIGURE",
+    "ModelSetup",
+    "demo_model_for",
+    "prepare_models",
+]
+
+DEMO_MODEL_NAME = "eventide-demo"
+HOW_TO_CONFIGURE = (
+    "set GOOGLE_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server), "
+    "ANTHROPIC_API_KEY, or EVENTIDE_MODEL to use a real model"
+)
+
+# (name pattern, env vars of which one must be set, the provider's name for messages)
+_PROVIDERS: tuple[tuple[re.Pattern[str], tuple[str, ...], str], ...] = (
+    (
+        re.compile(r"(models/)?gemini-.*|gemini/.*|google/.*"),
+        ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"),
+        "Gemini",
+    ),
+    (
+        re.compile(r"(gpt-|chatgpt-|o\d|openai/).*"),
+        ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        "OpenAI",
+    ),
+    (re.compile(r"(claude-|anthropic/).*"), ("ANTHROPIC_API_KEY",), "Anthropic"),
+)
+# The model a top agent without one gets, by the first provider key found.
+_DEFAULTS = (
+    (("GOOGLE_API_KEY", "GEMINI_API_KEY"), "gemini-2.5-flash"),
+    (("OPENAI_API_KEY",), "gpt-4o-mini"),
+    (("ANTHROPIC_API_KEY",), "claude-sonnet-4-5"),
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class ModelSetup:
+    """What :func:`prepare_models` decided for an agent tree.
+
+    Attributes:
+        uses_demo_model: at least one agent runs on the demo model.
+        models: agent name -> the model it runs on (a name, or ``eventide-demo``).
+        reasons: why the demo model is used, one line per agent that got it.
+    """
+
+    uses_demo_model: bool
+    models: dict[str, str]
+    reasons: list[str] = field(default_factory=list)
+    _originals: list[tuple[LlmAgent, str | BaseLlm]] = field(default_factory=list, repr=False)
+
+    def notice(self) -> str:
+        """The one line to show people before the app runs."""
+        if self.uses_demo_model:
+            return f"Using the offline demo model (no real model configured): {HOW_TO_CONFIGURE}."
+        names = sorted(set(self.models.values()))
+        return f"Model: {', '.join(names)}"
+
+    def restore(self) -> None:
+        """Put back the models the agents had before :func:`prepare_models`."""
+        for agent, original in reversed(self._originals):
+            agent.model = original
+        self._originals.clear()
+
+
+def prepare_models(root: BaseAgent, env: Mapping[str, str] | None = None) -> ModelSetup:
+    """Give each ``LlmAgent`` of the tree a model it can run on (see the module docstring).
+
+    Args:
+        root: the root agent; its ``LlmAgent``s' ``model`` is changed until
+            :meth:`ModelSetup.restore` is called.
+        env: the environment to read keys from (``os.environ`` by default).
+    """
+    env = os.environ if env is None else env
+    setup = ModelSetup(uses_demo_model=False, models={})
+    _assign(root, inherited=None, env=env, setup=setup)
+    return setup
+
+
+def _assign(
+    agent: BaseAgent, *, inherited: str | BaseLlm | None, env: Mapping[str, str], setup: ModelSetup
+) -> None:
+    effective = inherited
+    if isinstance(agent, LlmAgent):
+        own = agent.model
+        if isinstance(own, BaseLlm):
+            effective = own
+        elif own:
+            effective = own
+        elif inherited is None:
+            chosen = _configured(env, "EVENTIDE_MODEL") or _default_model(env)
+            if chosen:
+                setup._originals.append((agent, own))
+                agent.model = chosen
+            effective = chosen or None
+        if isinstance(effective, str) and not _has_key(effective, env):
+            setup._originals.append((agent, agent.model))
+            setup.reasons.append(f"{agent.name}: {_why(effective)}")
+            agent.model = demo_model_for(agent)
+            setup.uses_demo_model = True
+            setup.models[agent.name] = DEMO_MODEL_NAME
+        elif effective is None:
+            setup._originals.append((agent, agent.model))
+            setup.reasons.append(f"{agent.name}: no model is set and no provider key is found")
+            agent.model = demo_model_for(agent)
+            setup.uses_demo_model = True
+            setup.models[agent.name] = DEMO_MODEL_NAME
+        else:
+            setup.models[agent.name] = effective if isinstance(effective, str) else effective.model
+    for sub in agent.sub_agents:
+        _assign(sub, inherited=effective, env=env, setup=setup)
+
+
+def _configured(env: Mapping[str, str], name: str) -> str:
+    return env.get(name, "").strip()
+
+
+def _default_model(env: Mapping[str, str]) -> str:
+    for keys, model in _DEFAULTS:
+        if any(_configured(env, key) for key in keys):
+            return model
+    return ""
+
+
+def _has_key(model: str, env: Mapping[str, str]) -> bool:
+    for pattern, keys, _provider in _PROVIDERS:
+        if pattern.fullmatch(model):
+            return any(_configured(env, key) for key in keys)
+    # Local (ollama/...), catch-all (litellm/...) and user-registered names carry their own
+    # configuration; an unknown name fails with the registry's message when resolved.
+    return True
+
+
+def _why(model: str) -> str:
+    for pattern, keys, provider in _PROVIDERS:
+        if pattern.fullmatch(model):
+            return f"model {model!r} needs a {provider} key ({' or '.join(keys[:2])})"
+    return f"model {model!r} is not configured"  # pragma: no cover - _has_key said True
+
+
+# --- the demo model itself ---
+_STOP_WORDS = frozenset(
+    """a an the is are was be to of in on at for from with by and or but not no me my i you
+    your it its this that these those what which who how when where why can could would
+    should will do does did please tell give show get let make find about some any all as
+    into than then there their them they we our us he she his her hi hello hey thanks
+    thank much many just also one""".split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|\d+(?:\.\d+)?")
+_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_CAPITALIZED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*)")
+_PREPOSITIONS = frozenset("in at for to from about of on called named".split())
+_CHUNK = 12
+
+
+def demo_model_for(agent: LlmAgent) -> FunctionModel:
+    """A demo model bound to ``agent`` (it knows the agent's sub-agents for transfers)."""
+    targets = {sub.name: sub.description for sub in agent.sub_agents}
+
+    def respond(llm_request: LlmRequest) -> LlmResponse:
+        return _respond(llm_request, agent_name=agent.name, sub_agents=targets)
+
+    return FunctionModel(model=DEMO_MODEL_NAME, function=respond, stream_chunk_size=_CHUNK)
+
+
+def _respond(request: LlmRequest, *, agent_name: str, sub_agents: Mapping[str, str]) -> LlmResponse:
+    message, after = _current_turn(request.contents)
+    results = _latest_results(after)
+    if results:
+        return _text(_describe_results(results))
+    declarations = {
+        d.name: d for tool in request.config.tools or () for d in tool.function_declarations or ()
+    }
+    words = _words(message)
+    transfer = declarations.get("transfer_to_agent")
+    if transfer is not None and sub_agents and not _transferred(after):
+        allowed = set(_enum_of(transfer, "agent_name"))
+        scored = [
+            (_overlap(words, _words(f"{name} {description}")), name)
+            for name, description in sub_agents.items()
+            if name in allowed
+        ]
+        best = max(scored, default=(0, ""))
+        tool_best = max(
+            (_tool_score(words, d) for n, d in declarations.items() if n != transfer.name),
+            default=0,
+        )
+        if best[0] > 0 and best[0] >= tool_best:
+            return _call("transfer_to_agent", {"agent_name": best[1]})
+    candidates = [
+        (_tool_score(words, d), name)
+        for name, d in declarations.items()
+        if name != "transfer_to_agent"
+    ]
+    score, name = max(candidates, default=(0, ""))
+    if score > 0:
+        return _call(name, _fill_arguments(declarations[name], message))
+    return _text(_fallback(message, agent_name, [n for _, n in candidates]))
+
+
+def _current_turn(
+    contents: list[types.Content],
+) -> tuple[str, list[types.Content]]:
+    """The latest message the end user typed, and the contents that came after it."""
+    for index in range(len(contents) - 1, -1, -1):
+        content = contents[index]
+        if content.role != "user" or not content.parts:
+            continue
+        texts = [p.text for p in content.parts if p.text]
+        if texts and texts[0] != "For context:":
+            return " ".join(texts), contents[index + 1 :]
+    return "", contents
+
+
+def _latest_results(after: list[types.Content]) -> list[types.FunctionResponse]:
+    if not after:
+        return []
+    last = after[-1]
+    return [
+        p.function_response
+        for p in last.parts or ()
+        if p.function_response is not None and p.function_response.name != "transfer_to_agent"
+    ]
+
+
+def _transferred(after: list[types.Content]) -> bool:
+    for content in after:
+        for part in content.parts or ():
+            if part.function_call is not None and part.function_call.name == "transfer_to_agent":
+                return True
+            if part.text and "`transfer_to_agent`" in part.text:
+                return True
+    return False
+
+
+def _words(text: str) -> set[str]:
+    found: set[str] = set()
+    for raw in _WORD.findall(_split_camel(text)):
+        word = raw.lower()
+        if word in _STOP_WORDS or len(word) < 2:
+            continue
+        found.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return found
+
+
+def _split_camel(text: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ")
+
+
+def _overlap(message: set[str], other: set[str]) -> int:
+    return len(message & other)
+
+
+def _tool_score(words: set[str], declaration: types.FunctionDeclaration) -> int:
+    # Words of the tool's name count double: "weather" in get_weather says more than a
+    # word somewhere in a long description.
+    return 2 * _overlap(words, _words(declaration.name)) + _overlap(
+        words, _words(declaration.description or "")
+    )
+
+
+def _enum_of(declaration: types.FunctionDeclaration, parameter: str) -> list[str]:
+    schema = declaration.parameters_json_schema or {}
+    prop = (schema.get("properties") or {}).get(parameter) or {}
+    return [str(v) for v in prop.get("enum") or ()]
+
+
+def _fill_arguments(declaration: types.FunctionDeclaration, message: str) -> dict[str, Any]:
+    schema = declaration.parameters_json_schema or {}
+    properties: dict[str, Any] = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    numbers = _NUMBER.findall(message)
+    quoted = [next(g for g in groups if g) for groups in _QUOTED.findall(message)]
+    capitalized = _CAPITALIZED.findall(message)
+    skip = _words(declaration.name) | _words(declaration.description or "")
+    for name, prop in properties.items():
+        skip |= _words(name) | {str(v).lower() for v in prop.get("enum") or ()}
+    # Words after a preposition name things ("weather in paris"); otherwise the last word.
+    tokens = _WORD.findall(message)
+    plain = [
+        w
+        for i, w in enumerate(tokens)
+        if i > 0 and tokens[i - 1].lower() in _PREPOSITIONS and w.lower() not in skip
+    ] or [w for w in tokens if _words(w) and not (_words(w) & skip) and not w[0].isdigit()][::-1]
+    args: dict[str, Any] = {}
+    for name, prop in properties.items():
+        kind = _kind(prop)
+        enum = prop.get("enum")
+        value: Any = None
+        if enum:
+            lowered = message.lower()
+            value = next((v for v in enum if str(v).lower() in lowered), None)
+            if value is None and name in required:
+                value = prop.get("default", enum[0])
+        elif kind in ("integer", "number") and numbers:
+            raw = numbers.pop(0)
+            value = int(float(raw)) if kind == "integer" else float(raw)
+        elif kind == "string":
+            if quoted:
+                value = quoted.pop(0)
+            elif capitalized:
+                value = capitalized.pop(0)
+            elif plain and name in required:
+                value = plain.pop(0)
+        elif kind == "boolean" and name in required:
+            value = bool(re.search(r"\b(yes|true|on|enable|enabled)\b", message, re.I))
+        if value is None and "default" in prop:
+            value = prop["default"]
+        if value is None and name in required:
+            value = _empty(kind)
+        if value is not None:
+            args[name] = value
+    return args
+
+
+def _kind(prop: Mapping[str, Any]) -> str:
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind is None:
+        for option in prop.get("anyOf") or ():
+            if isinstance(option, Mapping) and option.get("type") not in (None, "null"):
+                return str(option["type"])
+        return "string"
+    return str(kind)
+
+
+def _empty(kind: str) -> Any:
+    return {"integer": 0, "number": 0.0, "boolean": False, "array": [], "object": {}}.get(kind, "")
+
+
+def _describe_results(results: list[types.FunctionResponse]) -> str:
+    lines = []
+    for result in results:
+        payload: Any = result.response or {}
+        if isinstance(payload, dict) and set(payload) == {"result"}:
+            payload = payload["result"]
+        shown = payload if isinstance(payload, str) else json.dumps(payload, default=str)
+        lines.append(f"{result.name} returned: {shown}")
+    return "\n".join(lines)
+
+
+def _fallback(message: str, agent_name: str, tools: list[str]) -> str:
+    quoted = f'"{message}"' if message else "your message"
+    if tools:
+        listed = ", ".join(tools)
+        return (
+            f"[demo model] I am {agent_name}, running offline. I could not match {quoted} to a "
+            f"tool; mention one of them ({listed}) or words from its description."
+        )
+    return f"[demo model] I am {agent_name}, running offline, and I received {quoted}."
+
+
+def _text(text: str) -> LlmResponse:
+    return LlmResponse(
+        content=types.Content(role="model", parts=[types.Part(text=text)]),
+        usage_metadata=types.UsageMetadata(prompt_token_count=0, candidates_token_count=0),
+    )
+
+
+def _call(name: str, args: dict[str, Any]) -> LlmResponse:
+    return LlmResponse(
+        content=types.Content(
+            role="model",
+            parts=[types.Part(function_call=types.FunctionCall(name=name, args=args))],
+        )
+    )

@@ -1,0 +1,305 @@
+"""The ``eventide`` command: scaffold, chat with and serve agent apps.
+
+Exit codes (the same for every command, so scripts can rely on them):
+
+- 0: success.
+- 1: a runtime error: the model reported an error, a tool or the app's code failed, a
+  storage backend failed.
+- 2: a usage error: bad options, an unknown or broken app, a bad database URL, a model that
+  is not configured.
+- 130: interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from eventide.cli.run_command import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    RunOptions,
+    run_app,
+)
+from eventide.errors import UsageError
+
+__all__ = ["cli", "main"]
+
+_EPILOG = """\b
+Exit codes: 0 ok; 1 runtime error (model error event, tool or app failure,
+storage failure); 2 usage error (bad option, unknown or broken app, bad URL,
+model not configured); 130 interrupted.
+
+\b
+Models: an app's agents use the model named in their code, or EVENTIDE_MODEL,
+or a default for the provider key that is set (GOOGLE_API_KEY/GEMINI_API_KEY,
+OPENAI_API_KEY (+ OPENAI_BASE_URL for a local OpenAI-compatible server),
+ANTHROPIC_API_KEY). With none, apps run on the offline demo model, and the
+first line of output says so.
+"""
+
+
+def _consoles() -> tuple[Console, Console]:
+    return Console(highlight=False, soft_wrap=True), Console(
+        stderr=True, highlight=False, soft_wrap=True
+    )
+
+
+class _Failure(click.ClickException):
+    """A runtime error already worded for people (exit code 1)."""
+
+    exit_code = EXIT_ERROR
+
+    def show(self, file: Any = None) -> None:
+        _, errors = _consoles()
+        errors.print(Text(f"Error: {self.format_message()}", style="bold red"))
+
+
+class _UsageFailure(_Failure):
+    """A usage error already worded for people (exit code 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+@click.group(epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="eventide", prog_name="eventide")
+def cli() -> None:
+    """Eventide: scaffold, chat with and serve LLM agent apps.
+
+    An app is a folder whose agent.py defines `root_agent` (or `app = App(...)`);
+    `eventide new NAME` creates one that runs at once.
+    """
+
+
+@cli.command(epilog=_EPILOG)
+@click.argument("name")
+@click.option(
+    "--dir",
+    "parent",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="The folder to create the app folder in.",
+)
+def new(name: str, parent: Path) -> None:
+    """Create the app folder NAME with an agent and a tool, ready to run."""
+    from eventide.cli.scaffold import create_app_folder
+
+    console, _ = _consoles()
+    try:
+        folder = create_app_folder(name, parent)
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    console.print(f"Created {folder}/ (agent.py, __init__.py, .gitignore).")
+    console.print("Chat with it:")
+    console.print(f"  eventide run {folder}")
+    console.print(f'  eventide run {folder} --query "what is the weather in Paris?"')
+
+
+@cli.command(epilog=_EPILOG)
+@click.argument("app")
+@click.option("--query", "-q", help="Run one turn with this message, print it, and exit.")
+@click.option("--session", "session_id", help="Resume this session (created if missing).")
+@click.option("--user", "user_id", default="user", show_default=True, help="The user id.")
+@click.option(
+    "--session-db",
+    envvar="EVENTIDE_SESSION_DB",
+    help="Database URL for sessions (sqlite+aiosqlite:///file.db, postgresql://..., or "
+    "memory:). Default: SQLite in <app folder>/.eventide/sessions.db.",
+)
+@click.option("--trace", is_flag=True, help="Print OpenTelemetry spans to stderr.")
+@click.option(
+    "--no-stream", is_flag=True, help="Print each answer when complete instead of streaming."
+)
+def run(
+    app: str,
+    query: str | None,
+    session_id: str | None,
+    user_id: str,
+    session_db: str | None,
+    trace: bool,
+    no_stream: bool,
+) -> None:
+    """Chat with APP in the terminal (an app folder, a .py file or module:attribute).
+
+    Answers stream as they arrive; tool calls, tool results, transfers and state
+    changes show as short lines. Type 'exit' or press Ctrl-D to quit.
+    """
+    console, errors = _consoles()
+    options = RunOptions(
+        app=app,
+        query=query,
+        session_id=session_id,
+        user_id=user_id,
+        session_db=session_db,
+        trace=trace,
+        stream=not no_stream,
+    )
+    try:
+        code = run_app(options, console, errors)
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    except Exception as exc:
+        raise _Failure(f"{type(exc).__name__}: {exc}") from exc
+    sys.exit(code)
+
+
+def _serve_options(command: Any) -> Any:
+    options = [
+        click.argument(
+            "apps_dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".")
+        ),
+        click.option("--host", default="127.0.0.1", show_default=True, help="Interface."),
+        click.option("--port", default=8000, show_default=True, type=int, help="TCP port."),
+        click.option(
+            "--session-db",
+            envvar="EVENTIDE_SESSION_DB",
+            help="Database URL for sessions (sqlite+aiosqlite:///..., postgresql://..., "
+            "memory:). Default: SQLite in APPS_DIR/.eventide/sessions.db. Give several "
+            "servers one PostgreSQL URL to serve the same sessions.",
+        ),
+        click.option(
+            "--auth-token",
+            envvar="EVENTIDE_AUTH_TOKEN",
+            help="Require 'Authorization: Bearer TOKEN' on API calls.",
+        ),
+        click.option(
+            "--cors",
+            "cors",
+            multiple=True,
+            help="An origin allowed to call the API from a browser (repeatable; '*' for any).",
+        ),
+        click.option("--trace", is_flag=True, help="Print OpenTelemetry spans to stderr."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@cli.command("api-server", epilog=_EPILOG)
+@_serve_options
+def api_server(**kwargs: Any) -> None:
+    """Serve the apps in APPS_DIR over HTTP (/run, /run_sse, sessions, artifacts)."""
+    _serve(web=False, **kwargs)
+
+
+@cli.command(epilog=_EPILOG)
+@_serve_options
+def web(**kwargs: Any) -> None:
+    """Serve the apps in APPS_DIR with the dev web UI at http://HOST:PORT/dev-ui/."""
+    _serve(web=True, **kwargs)
+
+
+def _serve(
+    *,
+    web: bool,
+    apps_dir: Path,
+    host: str,
+    port: int,
+    session_db: str | None,
+    auth_token: str | None,
+    cors: tuple[str, ...],
+    trace: bool,
+) -> None:
+    console, errors = _consoles()
+    try:
+        api, apps = _build_server(apps_dir, session_db, auth_token, cors, trace, web, console)
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    from eventide.server.serve import serve
+
+    where = f"http://{host}:{port}" + ("/dev-ui/" if web else "/docs")
+    console.print(f"Serving {len(apps)} app(s) from {apps_dir.resolve()} at {where}")
+    try:
+        serve(api, host=host, port=port)
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)
+    except OSError as exc:  # the port is taken, the host cannot be bound
+        raise _Failure(f"Cannot serve on {host}:{port}: {exc}") from exc
+    sys.exit(EXIT_OK)
+
+
+def _build_server(
+    apps_dir: Path,
+    session_db: str | None,
+    auth_token: str | None,
+    cors: tuple[str, ...],
+    trace: bool,
+    web: bool,
+    console: Console,
+) -> tuple[Any, dict[str, Any]]:
+    from eventide.apps.demo_model import prepare_models
+    from eventide.apps.loader import discover_apps, load_app
+    from eventide.apps.services import build_services
+    from eventide.errors import EventideError
+    from eventide.plugins.tracing_plugin import TracingPlugin, configure_tracing
+    from eventide.server.api_server import create_app
+
+    folders = discover_apps(apps_dir)
+    services = None
+    if session_db is not None:
+        services = build_services(session_db=session_db, artifact_root=None, base_dir=apps_dir)
+    provider = configure_tracing(console=trace)
+    # Apps are loaded here, not lazily by the server, so that each one's models are chosen
+    # (the demo model where none is configured) before the first request. An app that fails
+    # to load is left to the server, which reports the error on use.
+    apps: dict[str, Any] = {}
+    demo: list[str] = []
+    broken: list[str] = []
+    for name, folder in folders.items():
+        try:
+            app = load_app(folder)
+        except EventideError as exc:
+            broken.append(f"App {name!r} will not load: {exc}")
+            continue
+        setup = prepare_models(app.root_agent)
+        if setup.uses_demo_model:
+            demo.append(name)
+        if provider is not None:
+            plugins = [*app.plugins, TracingPlugin(tracer_provider=provider)]
+            app = dataclasses.replace(app, plugins=plugins)
+        apps[name] = app
+    if demo:
+        from eventide.apps.demo_model import HOW_TO_CONFIGURE
+
+        console.print(
+            Text(
+                f"Using the offline demo model for {', '.join(demo)}: {HOW_TO_CONFIGURE}.",
+                style="bold yellow",
+            )
+        )
+    for message in broken:
+        console.print(Text(message, style="yellow"))
+    api = create_app(
+        apps_dir=apps_dir,
+        apps=apps,
+        services=services,
+        auth_token=auth_token,
+        cors_origins=list(cors) or None,
+        web=web,
+    )
+    return api, folders
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The console entry point (``eventide = eventide.cli.main:main``)."""
+    # A terminal with an ASCII locale must not turn an arrow in the output into a crash.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+    cli.main(args=argv, prog_name="eventide")
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m eventide.cli.main`
+    main()

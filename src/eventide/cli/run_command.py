@@ -1,0 +1,210 @@
+"""``eventide run APP``: chat with an app in the terminal, or run one turn with ``--query``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from eventide.apps.app import App
+from eventide.apps.demo_model import ModelSetup, prepare_models
+from eventide.apps.loader import load_app, resolve_app
+from eventide.apps.services import Services, build_services
+from eventide.cli.event_printer import EventPrinter
+from eventide.errors import EventideError, UsageError
+from eventide.plugins.base_plugin import BasePlugin
+from eventide.run_config import RunConfig, StreamingMode
+from eventide.runner import Runner
+
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "RunOptions", "run_app"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+_QUIT = {"exit", "quit", ":q", "/exit", "/quit"}
+
+
+@dataclass(slots=True, kw_only=True)
+class RunOptions:
+    """The options of ``eventide run``."""
+
+    app: str
+    query: str | None
+    session_id: str | None
+    user_id: str
+    session_db: str | None
+    trace: bool
+    stream: bool
+
+
+def run_app(options: RunOptions, console: Console, errors: Console) -> int:
+    """Run the app as the options say and return the process's exit code.
+
+    Raises:
+        UsageError: the app, its model or its storage settings are wrong (exit code 2).
+    """
+    source = resolve_app(options.app)
+    app = load_app(options.app)
+    setup = prepare_models(app.root_agent)
+    # The first line says which model answers: people must know when it is the demo.
+    style = "bold yellow" if setup.uses_demo_model else "dim"
+    console.print(Text(setup.notice(), style=style))
+    provider = _tracer_provider(options.trace)
+    try:
+        with asyncio.Runner() as loop:
+            chat = _Chat(options, app, source.folder, setup, provider, console, errors)
+            try:
+                loop.run(chat.open())
+                if options.query is not None:
+                    return loop.run(chat.turn(options.query))
+                return chat.interact(loop)
+            finally:
+                with contextlib.suppress(Exception):
+                    loop.run(chat.close())
+    finally:
+        setup.restore()
+        if provider is not None:
+            provider.shutdown()
+
+
+def _tracer_provider(console_trace: bool) -> Any | None:
+    from eventide.plugins.tracing_plugin import configure_tracing
+
+    return configure_tracing(console=console_trace)
+
+
+class _Chat:
+    def __init__(
+        self,
+        options: RunOptions,
+        app: App,
+        folder: Path,
+        setup: ModelSetup,
+        tracer_provider: Any | None,
+        console: Console,
+        errors: Console,
+    ) -> None:
+        self._options = options
+        self._app = app
+        self._folder = folder
+        self._setup = setup
+        self._tracer_provider = tracer_provider
+        self._console = console
+        self._errors = errors
+        self._printer = EventPrinter(console)
+        self._services: Services | None = None
+        self._runner: Runner | None = None
+        self._session_id = ""
+
+    async def open(self) -> None:
+        options = self._options
+        services = self._services = build_services(
+            session_db=options.session_db, artifact_root=None, base_dir=self._folder
+        )
+        plugins: list[BasePlugin] = list(self._app.plugins)
+        if self._tracer_provider is not None:
+            from eventide.plugins.tracing_plugin import TracingPlugin
+
+            plugins.append(TracingPlugin(tracer_provider=self._tracer_provider))
+        self._runner = Runner(
+            app_name=self._app.name,
+            agent=self._app.root_agent,
+            session_service=services.session_service,
+            artifact_service=services.artifact_service,
+            memory_service=services.memory_service,
+            plugins=plugins,
+            add_sessions_to_memory=self._app.add_sessions_to_memory,
+        )
+        sessions = services.session_service
+        session = None
+        if options.session_id is not None:
+            session = await sessions.get_session(
+                app_name=self._app.name, user_id=options.user_id, session_id=options.session_id
+            )
+        if session is None:
+            session = await sessions.create_session(
+                app_name=self._app.name, user_id=options.user_id, session_id=options.session_id
+            )
+            status = "new session"
+        else:
+            status = f"resumed session, {len(session.events)} events"
+        self._session_id = session.id
+        where = options.session_db or str(self._folder / ".eventide" / "sessions.db")
+        self._console.print(
+            Text(
+                f"app {self._app.name} · session {session.id} ({status}) · user "
+                f"{options.user_id} · sessions in {where}",
+                style="dim",
+            )
+        )
+
+    async def turn(self, message: str) -> int:
+        """Run one turn; the exit code it deserves."""
+        runner = self._runner
+        assert runner is not None, "open() runs first"
+        printer = self._printer
+        printer.start_turn()
+        mode = StreamingMode.SSE if self._options.stream else StreamingMode.NONE
+        try:
+            async for event in runner.run_async(
+                user_id=self._options.user_id,
+                session_id=self._session_id,
+                new_message=message,
+                run_config=RunConfig(streaming_mode=mode),
+            ):
+                printer.print_event(event)
+        except UsageError:
+            printer.finish_turn()
+            raise
+        except EventideError as exc:
+            printer.finish_turn()
+            self._errors.print(Text(f"Error: {exc}", style="bold red"))
+            return EXIT_ERROR
+        except Exception as exc:  # the app's own code failed: say so, keep the traceback short
+            printer.finish_turn()
+            self._errors.print(
+                Text(f"Error: {type(exc).__name__} in the app: {exc}", style="bold red")
+            )
+            return EXIT_ERROR
+        printer.finish_turn()
+        return EXIT_ERROR if printer.had_error else EXIT_OK
+
+    def interact(self, loop: asyncio.Runner) -> int:
+        """Read messages until end of input or ``exit``; errors are shown, not fatal."""
+        self._console.print(Text("Type a message; 'exit' or Ctrl-D to quit.", style="dim"))
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  - line editing and history for input()
+        while True:
+            try:
+                line = input("you › ")
+            except EOFError:
+                self._console.print()
+                return EXIT_OK
+            except KeyboardInterrupt:
+                self._console.print()
+                return EXIT_INTERRUPTED
+            message = line.strip()
+            if not message:
+                continue
+            if message.lower() in _QUIT:
+                return EXIT_OK
+            try:
+                loop.run(self.turn(message))
+            except KeyboardInterrupt:
+                self._printer.finish_turn()
+                self._errors.print(Text("(turn interrupted)", style="yellow"))
+            except UsageError as exc:
+                self._printer.finish_turn()
+                self._errors.print(Text(f"Error: {exc}", style="bold red"))
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            await self._runner.close()
+        if self._services is not None:
+            await self._services.close()
