@@ -1,0 +1,248 @@
+"""``create_app``: the FastAPI application that serves agent apps over HTTP.
+
+Endpoints follow the shapes ADK front ends use (``/list-apps``,
+``/apps/{app}/users/{user}/sessions/...``, ``/run``, ``/run_sse``, artifacts), plus
+``/health`` and ``/debug/model_request/{event_id}``. The OpenAPI spec is at
+``/openapi.json`` (browsable at ``/docs``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import RedirectResponse
+
+from eventide.apps.app import App
+from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from eventide.memory.base_memory_service import BaseMemoryService
+from eventide.memory.in_memory_memory_service import InMemoryMemoryService
+from eventide.server.app_registry import AppRegistry, ServicesLike
+from eventide.server.artifact_routes import add_artifact_routes
+from eventide.server.bearer_auth import BearerAuthMiddleware
+from eventide.server.model_request_recorder import ModelRequestRecorder
+from eventide.server.run_routes import InflightTurns, add_run_routes
+from eventide.server.session_routes import add_session_routes
+from eventide.sessions.base_session_service import BaseSessionService
+from eventide.sessions.in_memory_session_service import InMemorySessionService
+
+__all__ = ["create_app"]
+
+logger = logging.getLogger("eventide.server")
+
+WEB_STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
+_OPEN_PATHS = ("/", "/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+# How long shutdown waits for turns that uvicorn cancelled to finish cleaning up before the
+# services they write to are closed.
+_CANCELLED_TURNS_GRACE = 5.0
+
+
+@dataclass(slots=True, kw_only=True)
+class _InMemoryServices:
+    session_service: BaseSessionService
+    artifact_service: BaseArtifactService | None
+    memory_service: BaseMemoryService | None
+
+
+def create_app(
+    *,
+    apps_dir: str | Path | None = None,
+    apps: dict[str, App] | None = None,
+    services: ServicesLike | None = None,
+    auth_token: str | None = None,
+    cors_origins: list[str] | None = None,
+    web: bool = False,
+) -> FastAPI:
+    """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
+
+    Each app gets one ``Runner``, built on first use and reused by every request.
+
+    Args:
+        apps_dir: a folder of app folders (see :mod:`eventide.apps.loader`); apps are
+            discovered on each listing and loaded on first use.
+        apps: apps given directly, by the name they are served under.
+        services: the session, artifact and memory services shared by all apps. By default:
+            with ``apps_dir``, SQLite sessions in ``<apps_dir>/.eventide/sessions.db`` and
+            artifact files under ``<apps_dir>/.eventide/artifacts``; without it, in memory.
+            For several server processes serving the same sessions, pass services built on
+            one PostgreSQL database (``build_services(session_db="postgresql+asyncpg://...")``).
+        auth_token: when set, every endpoint but ``/health``, the docs and the dev UI's static
+            files needs ``Authorization: Bearer <auth_token>``.
+        cors_origins: origins allowed to call the API from a browser (``["*"]`` for any);
+            None adds no CORS headers.
+        web: also serve the dev web UI under ``/dev-ui/`` (``/`` redirects there).
+
+    Raises:
+        AppLoadError: ``apps_dir`` is not a folder.
+        ValueError: neither ``apps_dir`` nor ``apps`` was given.
+    """
+    if apps_dir is None and not apps:
+        raise ValueError("create_app needs apps_dir=..., apps={...} or both.")
+    folder = Path(apps_dir).expanduser().resolve() if apps_dir is not None else None
+    if folder is not None:
+        from eventide.apps.loader import discover_apps
+
+        discover_apps(folder)  # fail now, with the loader's message, if it is not a folder
+    owns_services = services is None
+    resolved = services if services is not None else _default_services(folder)
+    recorder = ModelRequestRecorder()
+    registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=[recorder])
+    inflight = InflightTurns()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        # uvicorn has let running turns finish (or cancelled them past its graceful-shutdown
+        # timeout); wait for cancelled ones to unwind before closing what they write to.
+        if not await inflight.wait_idle(_CANCELLED_TURNS_GRACE):
+            logger.warning("%d turn(s) still unwinding at shutdown", inflight.count)
+        await registry.close()
+        if owns_services:
+            await _close_services(resolved)
+
+    from eventide import __version__
+
+    api = FastAPI(
+        title="Eventide API",
+        version=__version__,
+        summary="Run Eventide agent apps over HTTP: sessions, turns (JSON or SSE), artifacts.",
+        lifespan=lifespan,
+    )
+    api.state.eventide_registry = registry
+    api.state.eventide_recorder = recorder
+
+    @api.get("/health", summary="Liveness check (never needs a token)", tags=["server"])
+    async def health() -> dict[str, str]:
+        """``{"status": "ok"}`` while the server accepts requests."""
+        return {"status": "ok", "version": __version__}
+
+    @api.get("/list-apps", summary="List the apps served", tags=["server"])
+    async def list_apps() -> list[str]:
+        """The names of the apps this server serves, sorted."""
+        return registry.names()
+
+    @api.get(
+        "/debug/model_request/{event_id}",
+        summary="The request sent to the model for an event",
+        tags=["debug"],
+        responses={404: {"description": "No request recorded for that event."}},
+    )
+    async def model_request(event_id: str) -> dict[str, Any]:
+        """The ``LlmRequest`` (model, contents, config) whose response is ``event_id``.
+
+        Only model-response events have one, and the server keeps the most recent
+        ones (in memory, per process).
+        """
+        data = recorder.request_json(event_id)
+        if data is None:
+            raise HTTPException(
+                404,
+                detail=f"No model request recorded for event {event_id!r}: only events "
+                "produced by a model call have one, and this server process keeps the last "
+                f"{recorder.max_requests}.",
+            )
+        return data
+
+    _use_snake_case_schemas(api)
+    add_session_routes(api, registry)
+    add_run_routes(api, registry, inflight)
+    add_artifact_routes(api, registry)
+
+    open_prefixes: tuple[str, ...] = ()
+    if web:
+        from starlette.staticfiles import StaticFiles
+
+        @api.get("/", include_in_schema=False)
+        async def root() -> RedirectResponse:
+            return RedirectResponse("/dev-ui/")
+
+        api.mount("/dev-ui", StaticFiles(directory=WEB_STATIC, html=True), name="dev-ui")
+        open_prefixes = ("/dev-ui",)
+
+    # Middleware added last runs first: CORS must see preflights before auth refuses them
+    # and must add its headers to 401 answers too.
+    if auth_token is not None:
+        api.add_middleware(
+            BearerAuthMiddleware,
+            token=auth_token,
+            open_paths=_OPEN_PATHS,
+            open_prefixes=open_prefixes,
+        )
+    if cors_origins is not None:
+        from starlette.middleware.cors import CORSMiddleware
+
+        api.add_middleware(
+            CORSMiddleware,
+            allow_origins=cors_origins,
+            # Browsers refuse credentials with a wildcard origin; bearer tokens are headers,
+            # not credentials, so the wildcard still works with auth.
+            allow_credentials="*" not in cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+        )
+    return api
+
+
+def _default_services(folder: Path | None) -> ServicesLike:
+    if folder is None:
+        return _InMemoryServices(
+            session_service=InMemorySessionService(),
+            artifact_service=InMemoryArtifactService(),
+            memory_service=InMemoryMemoryService(),
+        )
+    from eventide.apps.services import build_services
+
+    # SQLite sessions in <apps_dir>/.eventide/sessions.db, artifact files beside them.
+    built: ServicesLike = build_services(session_db=None, artifact_root=None, base_dir=folder)
+    return built
+
+
+async def _close_services(services: ServicesLike) -> None:
+    for service in (services.session_service, services.artifact_service, services.memory_service):
+        if service is None:
+            continue
+        try:
+            await service.close()
+        except Exception:
+            logger.exception("Closing %s failed", type(service).__name__)
+
+
+def _use_snake_case_schemas(api: FastAPI) -> None:
+    """Describe Eventide's records with their snake_case field names in the OpenAPI spec.
+
+    FastAPI documents pydantic models by their aliases, which for Eventide's records are
+    the camelCase spellings accepted on input; the API sends snake_case, so the spec is
+    regenerated from the same models with ``by_alias=False``.
+    """
+    from fastapi.openapi.utils import get_openapi
+    from pydantic.json_schema import models_json_schema
+
+    from eventide.events import Event
+    from eventide.sessions.session import Session
+
+    def openapi() -> dict[str, Any]:
+        if api.openapi_schema is not None:
+            return api.openapi_schema
+        spec = get_openapi(
+            title=api.title,
+            version=api.version,
+            summary=api.summary,
+            routes=api.routes,
+        )
+        _, snake = models_json_schema(
+            [(Session, "serialization"), (Event, "serialization")],
+            by_alias=False,
+            ref_template="#/components/schemas/{model}",
+        )
+        schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+        schemas.update(snake.get("$defs", {}))
+        api.openapi_schema = spec
+        return spec
+
+    api.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented override

@@ -1,0 +1,218 @@
+"""``POST /run`` and ``POST /run_sse``: run one user turn.
+
+``/run`` answers with the turn's events as a JSON list once the turn is over. ``/run_sse``
+streams them as server-sent events, one ``data: <event JSON>`` frame per event as soon as the
+Runner has committed it (partial chunks too when ``streaming`` is true). A failure during the
+turn becomes a final ``data: {"error_code": ..., "error_message": ...}`` frame instead of a
+dropped connection; events committed before it stay committed.
+
+Events are snake_case JSON. A request written with ADK's camelCase keys (``appName``, ...)
+gets camelCase events back, which is what front ends written for ADK read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import anyio
+from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.responses import StreamingResponse
+
+from eventide.errors import ModelError, RunnerClosedError, SessionNotFoundError
+from eventide.events import Event
+from eventide.run_config import RunConfig, StreamingMode
+from eventide.server.app_registry import AppLoadFailed, AppRegistry, UnknownAppError
+from eventide.server.json_case import camel_case_keys
+from eventide.server.request_models import RunAgentRequest
+
+__all__ = ["InflightTurns", "add_run_routes", "error_payload"]
+
+logger = logging.getLogger("eventide.server")
+
+_CAMEL_MARKERS = ("appName", "userId", "sessionId", "newMessage")
+
+
+def error_payload(exc: BaseException, *, camel: bool = False) -> dict[str, str]:
+    """The error frame for ``exc``: a code a program can branch on and a readable message."""
+    code = exc.error_code if isinstance(exc, ModelError) and exc.error_code else None
+    message = str(exc) or type(exc).__name__
+    keys = ("errorCode", "errorMessage") if camel else ("error_code", "error_message")
+    return {keys[0]: code or type(exc).__name__, keys[1]: message}
+
+
+class InflightTurns:
+    """Counts the turns running now, so shutdown can wait for them to unwind."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def enter(self) -> None:
+        """A turn started."""
+        self.count += 1
+        self._idle.clear()
+
+    def leave(self) -> None:
+        """A turn ended (finished, failed or was cancelled)."""
+        self.count -= 1
+        if self.count == 0:
+            self._idle.set()
+
+    async def wait_idle(self, seconds: float) -> bool:
+        """Wait until no turn runs; False when ``seconds`` passed first."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
+
+
+def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns) -> None:
+    """Register ``/run`` and ``/run_sse`` on ``api``."""
+
+    async def start(
+        body: RunAgentRequest,
+    ) -> tuple[AsyncGenerator[Event, None], Event | None, BaseException | None]:
+        """Start the turn and wait for its first event.
+
+        Waiting for the first event before answering lets a missing session be a plain 404
+        (the Runner reads the session before yielding anything) at no extra read.
+        """
+        try:
+            runner = await registry.runner(body.app_name)
+        except UnknownAppError as exc:
+            raise HTTPException(404, detail=str(exc)) from exc
+        except AppLoadFailed as exc:
+            raise HTTPException(500, detail=str(exc)) from exc
+        mode = StreamingMode.SSE if body.streaming else StreamingMode.NONE
+        events = runner.run_async(
+            user_id=body.user_id,
+            session_id=body.session_id,
+            new_message=body.new_message,
+            state_delta=body.state_delta,
+            run_config=RunConfig(streaming_mode=mode),
+        )
+        inflight.enter()
+        try:
+            first = await anext(events)
+        except StopAsyncIteration:
+            return events, None, None
+        except SessionNotFoundError as exc:
+            inflight.leave()
+            raise HTTPException(404, detail=str(exc)) from exc
+        except RunnerClosedError as exc:
+            inflight.leave()
+            raise HTTPException(503, detail="The server is shutting down; retry.") from exc
+        except Exception as exc:
+            logger.exception("Turn of app %r failed before its first event", body.app_name)
+            return events, None, exc
+        except BaseException:
+            inflight.leave()
+            raise
+        return events, first, None
+
+    @api.post(
+        "/run",
+        response_model=list[Event],
+        summary="Run one turn and return its events",
+        tags=["run"],
+        responses={404: {"description": "No such app or session."}},
+    )
+    async def run(body: RunAgentRequest, request: Request) -> Response:
+        """Run the turn to its end and answer with all its events as a JSON list."""
+        camel = await _wants_camel(request)
+        events, first, error = await start(body)
+        collected = [] if first is None else [first]
+        try:
+            if error is None and first is not None:
+                async for event in events:
+                    collected.append(event)
+        except Exception as exc:
+            logger.exception("Turn of app %r failed", body.app_name)
+            error = exc
+        finally:
+            with anyio.CancelScope(shield=True):
+                await events.aclose()
+            inflight.leave()
+        if error is not None:
+            detail: dict[str, Any] = {
+                **error_payload(error, camel=camel),
+                "events": [json.loads(event_json(e, camel=camel)) for e in collected],
+            }
+            return Response(json.dumps({"detail": detail}), 500, media_type="application/json")
+        payload = ",".join(event_json(e, camel=camel) for e in collected)
+        return Response(f"[{payload}]", media_type="application/json")
+
+    @api.post(
+        "/run_sse",
+        summary="Run one turn, streaming its events as server-sent events",
+        tags=["run"],
+        response_class=StreamingResponse,
+        responses={
+            200: {
+                "description": "One `data: <event JSON>` frame per event; an error frame "
+                '`data: {"error_code": ..., "error_message": ...}` ends a failed turn.',
+                "content": {"text/event-stream": {}},
+            },
+            404: {"description": "No such app or session."},
+        },
+    )
+    async def run_sse(body: RunAgentRequest, request: Request) -> StreamingResponse:
+        """Run the turn, sending each event the moment the Runner has committed it."""
+        camel = await _wants_camel(request)
+        events, first, error = await start(body)
+        return StreamingResponse(
+            _sse_frames(
+                events, first, error, camel=camel, app_name=body.app_name, inflight=inflight
+            ),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+
+def event_json(event: Event, *, camel: bool) -> str:
+    """One event as compact JSON (unset fields left out), camelCase when asked."""
+    if not camel:
+        return event.model_dump_json(exclude_none=True)
+    data = camel_case_keys(event.model_dump(mode="json", exclude_none=True))
+    return json.dumps(data, separators=(",", ":"))
+
+
+async def _wants_camel(request: Request) -> bool:
+    # FastAPI has already parsed the body and Starlette caches it, so this costs no parse.
+    data = await request.json()
+    return isinstance(data, dict) and any(key in data for key in _CAMEL_MARKERS)
+
+
+async def _sse_frames(
+    events: AsyncGenerator[Event, None],
+    first: Event | None,
+    error: BaseException | None,
+    *,
+    camel: bool,
+    app_name: str,
+    inflight: InflightTurns,
+) -> AsyncIterator[str]:
+    try:
+        if first is not None:
+            yield f"data: {event_json(first, camel=camel)}\n\n"
+            async for event in events:
+                yield f"data: {event_json(event, camel=camel)}\n\n"
+    except Exception as exc:
+        logger.exception("Turn of app %r failed while streaming", app_name)
+        error = exc
+    finally:
+        # A client that hangs up, or a server shutdown past its grace period, cancels this
+        # generator; closing the Runner's generator under a shield lets the agent's own
+        # cleanup run. Committed events stay committed; the event in flight is either
+        # wholly committed or not at all (appends are atomic).
+        with anyio.CancelScope(shield=True):
+            await events.aclose()
+        inflight.leave()
+    if error is not None:
+        yield f"data: {json.dumps(error_payload(error, camel=camel))}\n\n"
