@@ -1,0 +1,395 @@
+"""The PostgreSQL store: SQLAlchemy 2 async over asyncpg, one engine per event loop.
+
+An append is ONE statement (data-modifying CTEs) run outside an explicit transaction, so it
+costs one round trip and is atomic on its own: it locks the session row
+(``SELECT ... FOR UPDATE``), inserts the event with the next sequence number (skipped when
+the event id is already stored), moves the session's sequence, and merges the state deltas
+in SQL (``jsonb || delta``) for the session, the user and the app. Concurrent writers to one
+session queue on the row lock, so the order of the log is the commit order.
+
+asyncpg connections belong to the event loop that opened them. The store keeps one engine
+for the running loop; when it is used from another loop (tests, ``Runner.run``'s private
+loop) it opens a new engine there, and drops the old one's pool without I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from eventide.errors import BackendError
+from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
+from eventide.sessions.sql_session_store import (
+    AppendOutcome,
+    AppendRequest,
+    LoadedSession,
+    StoredEvent,
+    dumps_json,
+    merged_state,
+)
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+__all__ = ["PostgresSessionStore"]
+
+# An arbitrary constant: the advisory lock that serializes migrations across processes.
+_MIGRATION_LOCK = 0x45564E54_53455353  # "EVNTSESS"
+
+_APPEND = """
+WITH cur AS (
+    SELECT pk, last_seq FROM sessions
+    WHERE app_name = :app AND user_id = :user AND id = :sid
+    FOR UPDATE
+), ins AS (
+    INSERT INTO events (session_pk, seq, app_name, user_id, session_id, id, invocation_id,
+                        timestamp, event)
+    SELECT pk, last_seq + 1, :app, :user, :sid, :eid, :inv, :ts, :event FROM cur
+    WHERE NOT :cas OR last_seq = :expected
+    ON CONFLICT (session_pk, id) DO NOTHING
+    RETURNING session_pk, seq
+), upd AS (
+    UPDATE sessions SET last_seq = ins.seq, update_time = :ts,
+        state = CASE WHEN :has_session THEN sessions.state || CAST(:sdelta AS jsonb)
+                     ELSE sessions.state END
+    FROM ins WHERE sessions.pk = ins.session_pk
+    RETURNING sessions.pk
+), app AS (
+    INSERT INTO app_states (app_name, state, update_time)
+    SELECT :app, CAST(:adelta AS jsonb), :ts FROM ins WHERE :has_app
+    ON CONFLICT (app_name) DO UPDATE
+        SET state = app_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
+    RETURNING 1
+), usr AS (
+    INSERT INTO user_states (app_name, user_id, state, update_time)
+    SELECT :app, :user, CAST(:udelta AS jsonb), :ts FROM ins WHERE :has_user
+    ON CONFLICT (app_name, user_id) DO UPDATE
+        SET state = user_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
+    RETURNING 1
+)
+SELECT (SELECT last_seq FROM cur), (SELECT seq FROM ins),
+       (SELECT count(*) FROM upd) + (SELECT count(*) FROM app) + (SELECT count(*) FROM usr)
+"""
+
+_SESSION_WITH_STATES = """
+SELECT s.pk, s.state::text, s.last_seq, s.update_time, a.state::text, u.state::text
+FROM sessions s
+LEFT JOIN app_states a ON a.app_name = s.app_name
+LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
+WHERE s.app_name = :app AND s.user_id = :user AND s.id = :sid
+"""
+
+_EVENTS = """
+SELECT seq, id, event FROM events
+WHERE session_pk = :pk AND seq > :after AND seq <= :upto AND timestamp >= :after_ts
+ORDER BY seq DESC LIMIT :limit
+"""
+
+_MERGE_APP = """
+INSERT INTO app_states (app_name, state, update_time) VALUES (:app, CAST(:delta AS jsonb), :now)
+ON CONFLICT (app_name) DO UPDATE
+    SET state = app_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
+"""
+
+_MERGE_USER = """
+INSERT INTO user_states (app_name, user_id, state, update_time)
+VALUES (:app, :user, CAST(:delta AS jsonb), :now)
+ON CONFLICT (app_name, user_id) DO UPDATE
+    SET state = user_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
+"""
+
+
+class PostgresSessionStore:
+    """Sessions in PostgreSQL.
+
+    Args:
+        url: a SQLAlchemy URL with the asyncpg driver (``postgresql+asyncpg://...``).
+        engine_kwargs: extra arguments for ``create_async_engine`` (pool size, ...).
+    """
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str, *, engine_kwargs: dict[str, Any] | None = None) -> None:
+        self._url = url
+        self._engine_kwargs = engine_kwargs or {}
+        self._engine: AsyncEngine | None = None
+        self._engine_loop: asyncio.AbstractEventLoop | None = None
+
+    def _current_engine(self) -> AsyncEngine:
+        loop = asyncio.get_running_loop()
+        engine = self._engine
+        if engine is not None and self._engine_loop is loop:
+            return engine
+        if engine is not None:
+            # Its connections belong to another (usually closed) loop and cannot be closed
+            # from here; forget them without I/O. The server drops them when they go away.
+            engine.sync_engine.dispose(close=False)
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        engine = create_async_engine(
+            self._url,
+            pool_pre_ping=True,
+            **self._engine_kwargs,
+        )
+        self._engine, self._engine_loop = engine, loop
+        return engine
+
+    @asynccontextmanager
+    async def _connect(self, *, autocommit: bool = False) -> AsyncIterator[AsyncConnection]:
+        """A connection (in a transaction unless ``autocommit``); driver and network
+        failures become ``BackendError``."""
+        engine = self._current_engine()
+        try:
+            if autocommit:
+                async with engine.connect() as conn:
+                    yield await conn.execution_options(isolation_level="AUTOCOMMIT")
+            else:
+                async with engine.begin() as conn:
+                    yield conn
+        except _driver_errors() as exc:
+            raise BackendError(
+                f"PostgreSQL at {_redacted(self._url)} failed: {type(exc).__name__}: {exc}. "
+                "Nothing of this operation was committed, or (for an append whose answer was "
+                "lost) it was committed whole; appending the same event again is safe. The "
+                "next operation reconnects once the database is reachable."
+            ) from exc
+
+    async def migrate(self) -> int:
+        from sqlalchemy import text
+
+        async with self._connect() as conn:
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
+            await conn.execute(text(VERSION_TABLE_DDL))
+            found = (
+                await conn.execute(
+                    text("SELECT version FROM eventide_schema_versions WHERE component = :c"),
+                    {"c": COMPONENT},
+                )
+            ).scalar()
+            found = int(found or 0)
+            if found > SCHEMA_VERSION:
+                from eventide.errors import SchemaVersionError
+
+                raise SchemaVersionError(
+                    database=_redacted(self._url), found=found, supported=SCHEMA_VERSION
+                )
+            for migration in MIGRATIONS:
+                if migration.version > found:
+                    for statement in migration.statements("postgresql"):
+                        await conn.execute(text(statement))
+            if found < SCHEMA_VERSION:
+                await conn.execute(
+                    text(
+                        "INSERT INTO eventide_schema_versions (component, version) "
+                        "VALUES (:c, :v) ON CONFLICT (component) DO UPDATE SET version = :v"
+                    ),
+                    {"c": COMPONENT, "v": SCHEMA_VERSION},
+                )
+            return found
+
+    async def create(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        deltas: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+        now: float,
+    ) -> dict[str, Any] | None:
+        from sqlalchemy import text
+
+        session_state, app_delta, user_delta = deltas
+        async with self._connect() as conn:
+            pk = (
+                await conn.execute(
+                    text(
+                        "INSERT INTO sessions (app_name, user_id, id, state, last_seq, "
+                        "create_time, update_time) VALUES (:app, :user, :sid, "
+                        "CAST(:state AS jsonb), 0, :now, :now) ON CONFLICT DO NOTHING RETURNING pk"
+                    ),
+                    {
+                        "app": app_name,
+                        "user": user_id,
+                        "sid": session_id,
+                        "state": dumps_json(session_state),
+                        "now": now,
+                    },
+                )
+            ).scalar()
+            if pk is None:
+                return None
+            if app_delta:
+                await conn.execute(
+                    text(_MERGE_APP), {"app": app_name, "delta": dumps_json(app_delta), "now": now}
+                )
+            if user_delta:
+                await conn.execute(
+                    text(_MERGE_USER),
+                    {"app": app_name, "user": user_id, "delta": dumps_json(user_delta), "now": now},
+                )
+            row = (
+                await conn.execute(
+                    text(_SESSION_WITH_STATES),
+                    {"app": app_name, "user": user_id, "sid": session_id},
+                )
+            ).one()
+            return merged_state(row, app_name, user_id, session_id)
+
+    async def load(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after_seq: int | None,
+        upto_seq: int | None,
+        num_recent: int | None,
+        after_timestamp: float | None,
+    ) -> LoadedSession | None:
+        from sqlalchemy import text
+
+        async with self._connect(autocommit=True) as conn:
+            row = (
+                await conn.execute(
+                    text(_SESSION_WITH_STATES),
+                    {"app": app_name, "user": user_id, "sid": session_id},
+                )
+            ).first()
+            if row is None:
+                return None
+            last_seq = int(row[2])
+            rows = list(
+                (
+                    await conn.execute(
+                        text(_EVENTS),
+                        {
+                            "pk": row[0],
+                            "after": after_seq or 0,
+                            "upto": last_seq if upto_seq is None else upto_seq,
+                            "after_ts": float("-inf")
+                            if after_timestamp is None
+                            else after_timestamp,
+                            "limit": num_recent,
+                        },
+                    )
+                ).all()
+            )
+        rows.reverse()
+        return LoadedSession(
+            state=merged_state(row, app_name, user_id, session_id),
+            last_seq=last_seq,
+            update_time=float(row[3]),
+            events=[StoredEvent(seq=r[0], event_id=r[1], event_json=r[2]) for r in rows],
+        )
+
+    async def list(
+        self,
+        *,
+        app_name: str,
+        user_id: str | None,
+        limit: int | None,
+        after: tuple[str, str] | None,
+    ) -> list[tuple[str, str, float]]:
+        from sqlalchemy import text
+
+        sql = "SELECT user_id, id, update_time FROM sessions WHERE app_name = :app"
+        params: dict[str, Any] = {"app": app_name, "limit": limit}
+        if user_id is not None:
+            sql += " AND user_id = :user"
+            params["user"] = user_id
+        if after is not None:
+            sql += " AND (user_id, id) > (:after_user, :after_id)"
+            params["after_user"], params["after_id"] = after
+        sql += " ORDER BY user_id, id LIMIT :limit"
+        async with self._connect(autocommit=True) as conn:
+            rows = (await conn.execute(text(sql), params)).all()
+        return [(r[0], r[1], float(r[2])) for r in rows]
+
+    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        from sqlalchemy import text
+
+        async with self._connect() as conn:
+            pk = (
+                await conn.execute(
+                    text(
+                        "SELECT pk FROM sessions WHERE app_name = :app AND user_id = :user "
+                        "AND id = :sid FOR UPDATE"
+                    ),
+                    {"app": app_name, "user": user_id, "sid": session_id},
+                )
+            ).scalar()
+            if pk is not None:
+                await conn.execute(text("DELETE FROM events WHERE session_pk = :pk"), {"pk": pk})
+                await conn.execute(text("DELETE FROM sessions WHERE pk = :pk"), {"pk": pk})
+
+    async def append(self, request: AppendRequest) -> AppendOutcome:
+        from sqlalchemy import text
+
+        r = request
+        params = {
+            "app": r.app_name,
+            "user": r.user_id,
+            "sid": r.session_id,
+            "eid": r.event_id,
+            "inv": r.invocation_id,
+            "ts": r.timestamp,
+            "event": r.event_json,
+            "cas": r.compare_and_set,
+            "expected": r.expected_seq,
+            "has_session": r.session_delta is not None,
+            "sdelta": dumps_json(r.session_delta) if r.session_delta else "{}",
+            "has_app": r.app_delta is not None,
+            "adelta": dumps_json(r.app_delta) if r.app_delta else "{}",
+            "has_user": r.user_delta is not None,
+            "udelta": dumps_json(r.user_delta) if r.user_delta else "{}",
+        }
+        try:
+            async with self._connect(autocommit=True) as conn:
+                row = (await conn.execute(text(_APPEND), params)).one()
+        except BackendError as exc:
+            if not _is_disconnect(exc.__cause__):
+                raise
+            # The connection died under us (server restart, terminated backend). Retrying
+            # once is safe: if the first attempt committed, the event id makes this a no-op.
+            async with self._connect(autocommit=True) as conn:
+                row = (await conn.execute(text(_APPEND), params)).one()
+        before, seq = row[0], row[1]
+        if before is None:
+            return AppendOutcome(status="missing", seq=0, before=0)
+        if seq is not None:
+            return AppendOutcome(status="committed", seq=int(seq), before=int(seq) - 1)
+        if r.compare_and_set and before != r.expected_seq:
+            return AppendOutcome(status="stale", seq=int(before), before=int(before))
+        return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
+
+    async def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is None:
+            return
+        if self._engine_loop is asyncio.get_running_loop():
+            await engine.dispose()
+        else:
+            engine.sync_engine.dispose(close=False)
+
+
+def _driver_errors() -> tuple[type[BaseException], ...]:
+    import asyncpg
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return (SQLAlchemyError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
+def _is_disconnect(exc: BaseException | None) -> bool:
+    from sqlalchemy.exc import DBAPIError
+
+    if isinstance(exc, DBAPIError):
+        return bool(exc.connection_invalidated)
+    return isinstance(exc, ConnectionError)
+
+
+def _redacted(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return str(make_url(url).render_as_string(hide_password=True))

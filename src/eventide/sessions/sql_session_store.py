@@ -1,0 +1,201 @@
+"""The seam between ``SqlSessionService`` and its per-database stores.
+
+A store speaks one database (SQLite, PostgreSQL) and moves plain data: JSON text and dicts.
+The service turns that into ``Session`` and ``Event`` objects and applies the semantics that
+all stores share.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from eventide.errors import CorruptRecordError
+
+__all__ = [
+    "AppendOutcome",
+    "AppendRequest",
+    "LoadedSession",
+    "SessionStore",
+    "StoredEvent",
+    "dumps_json",
+    "loads_state",
+    "merged_state",
+    "split_delta",
+]
+
+
+@dataclass(slots=True, kw_only=True)
+class AppendRequest:
+    """One event to commit, already validated and serialized."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    event_id: str
+    invocation_id: str
+    timestamp: float
+    event_json: str
+    session_delta: dict[str, Any] | None
+    app_delta: dict[str, Any] | None
+    user_delta: dict[str, Any] | None
+    # The caller's log position; with compare_and_set the append only commits when the
+    # stored log is exactly that long.
+    expected_seq: int
+    compare_and_set: bool
+
+
+@dataclass(slots=True, kw_only=True)
+class StoredEvent:
+    """An event row: its sequence number, id and JSON text."""
+
+    seq: int
+    event_id: str
+    event_json: str
+
+
+@dataclass(slots=True, kw_only=True)
+class AppendOutcome:
+    """What an append did.
+
+    Attributes:
+        status: ``committed``; ``duplicate`` (the id was already stored: nothing written);
+            ``stale`` (compare-and-set refused: nothing written); ``missing`` (no session).
+        seq: the event's sequence number when committed; otherwise the log's length.
+        before: the log's length just before this append (under the lock).
+        missed: when the stored log had moved past ``expected_seq``, the events in between
+            (and for a duplicate, up to the log's end), read in the same transaction, or
+            None when the store leaves it to a separate read.
+        state: the merged state (session + user + app) when ``missed`` is set.
+    """
+
+    status: str
+    seq: int
+    before: int
+    missed: list[StoredEvent] | None = None
+    state: dict[str, Any] | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class LoadedSession:
+    """A session row, its merged state and the requested events (oldest first)."""
+
+    state: dict[str, Any]
+    last_seq: int
+    update_time: float
+    events: list[StoredEvent]
+
+
+class SessionStore(Protocol):
+    """What ``SqlSessionService`` needs from a database."""
+
+    dialect: str
+
+    async def migrate(self) -> int:
+        """Bring the schema up to date; return the version found before."""
+        ...
+
+    async def create(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        deltas: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+        now: float,
+    ) -> dict[str, Any] | None:
+        """Insert a session; return its merged state, or None when the id is taken."""
+        ...
+
+    async def load(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after_seq: int | None,
+        upto_seq: int | None,
+        num_recent: int | None,
+        after_timestamp: float | None,
+    ) -> LoadedSession | None:
+        """Read a session with (part of) its events, or None when absent."""
+        ...
+
+    async def list(
+        self,
+        *,
+        app_name: str,
+        user_id: str | None,
+        limit: int | None,
+        after: tuple[str, str] | None,
+    ) -> list[tuple[str, str, float]]:
+        """(user_id, session_id, update_time) rows ordered by (user_id, session_id)."""
+        ...
+
+    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete a session and its events."""
+        ...
+
+    async def append(self, request: AppendRequest) -> AppendOutcome:
+        """Commit one event and its state deltas atomically."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections and threads."""
+        ...
+
+
+def split_delta(
+    delta: dict[str, Any],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]:
+    """Split a temp-free delta into its (session, app, user) parts; None for an empty part."""
+    session: dict[str, Any] | None = None
+    app: dict[str, Any] | None = None
+    user: dict[str, Any] | None = None
+    for key, value in delta.items():
+        if key.startswith("app:"):
+            if app is None:
+                app = {}
+            app[key] = value
+        elif key.startswith("user:"):
+            if user is None:
+                user = {}
+            user[key] = value
+        else:
+            if session is None:
+                session = {}
+            session[key] = value
+    return session, app, user
+
+
+def loads_state(text: str | None, where: str) -> dict[str, Any]:
+    """Parse a stored state column; a hand-edited, unparsable one is a CorruptRecordError."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise CorruptRecordError(
+            f"The stored state of {where} is not valid JSON ({exc}). Repair or delete the "
+            "row; the rest of the database is unaffected."
+        ) from exc
+    if not isinstance(value, dict):
+        raise CorruptRecordError(
+            f"The stored state of {where} is a JSON {type(value).__name__}, not an object. "
+            "Repair or delete the row; the rest of the database is unaffected."
+        )
+    return value
+
+
+def dumps_json(value: dict[str, Any]) -> str:
+    """Compact JSON text for a state dict."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def merged_state(row: Any, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
+    """Merge the (session, app, user) state columns of a ``_SESSION_WITH_STATES`` row."""
+    state = loads_state(row[4], f"app {app_name!r}")
+    state.update(loads_state(row[5], f"user {user_id!r} of app {app_name!r}"))
+    state.update(loads_state(row[1], f"session {session_id!r}"))
+    return state
