@@ -1,0 +1,233 @@
+"""The memory service contract, run against every backend.
+
+A test module subclasses :class:`MemoryServiceContract` and provides a ``memory_service``
+fixture (parametrized over the backends). Each test starts from an empty store. Words used
+here are plain dictionary words, so stemming backends and exact-word backends agree.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from eventide import types
+from eventide.events import Event
+from eventide.memory.base_memory_service import BaseMemoryService, MemoryEntry
+from eventide.sessions.session import Session
+
+APP = "travel"
+USER = "alice"
+
+
+def event(text: str, *, author: str = "user", timestamp: float = 1_700_000_000.0) -> Event:
+    role = "user" if author == "user" else "model"
+    return Event(
+        author=author,
+        timestamp=timestamp,
+        content=types.Content(role=role, parts=[types.Part(text=text)]),
+    )
+
+
+def session(
+    session_id: str, *texts: str, app_name: str = APP, user_id: str = USER, start: float = 0.0
+) -> Session:
+    return Session(
+        id=session_id,
+        app_name=app_name,
+        user_id=user_id,
+        events=[
+            event(
+                t, author="user" if i % 2 == 0 else "planner", timestamp=1_700_000_000.0 + start + i
+            )
+            for i, t in enumerate(texts)
+        ],
+    )
+
+
+async def texts_for(
+    service: BaseMemoryService, query: str, *, app_name: str = APP, user_id: str = USER
+) -> list[str | None]:
+    response = await service.search_memory(app_name=app_name, user_id=user_id, query=query)
+    return [m.content.text for m in response.memories]
+
+
+FILLER = ("the weather was mild", "breakfast is served at seven", "we talked about music")
+
+
+class MemoryServiceContract:
+    """What every ``BaseMemoryService`` must do."""
+
+    async def test_search_finds_remembered_events(self, memory_service: BaseMemoryService):
+        """An indexed event comes back whole: content, author, session and time."""
+        await memory_service.add_session_to_memory(
+            session("s1", "I booked a flight to Lisbon", "Your hotel in Porto is confirmed")
+        )
+        response = await memory_service.search_memory(app_name=APP, user_id=USER, query="Lisbon")
+        assert response.memories == [
+            MemoryEntry(
+                content=types.Content(
+                    role="user", parts=[types.Part(text="I booked a flight to Lisbon")]
+                ),
+                author="user",
+                session_id="s1",
+                timestamp=datetime.fromtimestamp(1_700_000_000.0, UTC).isoformat(),
+            )
+        ]
+        assert await texts_for(memory_service, "hotel") == ["Your hotel in Porto is confirmed"]
+        assert await texts_for(memory_service, "submarine") == []
+
+    async def test_search_is_case_insensitive_and_unicode_aware(
+        self, memory_service: BaseMemoryService
+    ):
+        await memory_service.add_session_to_memory(
+            session("s1", "Dinner at the café in München", *FILLER)
+        )
+        assert await texts_for(memory_service, "MÜNCHEN") == ["Dinner at the café in München"]
+        assert await texts_for(memory_service, "dinner") == ["Dinner at the café in München"]
+
+    async def test_search_is_scoped_to_the_app_and_user(self, memory_service: BaseMemoryService):
+        await memory_service.add_session_to_memory(session("s1", "alice likes Lisbon"))
+        await memory_service.add_session_to_memory(session("s1", "bob likes Lisbon", user_id="bob"))
+        await memory_service.add_session_to_memory(
+            session("s1", "other app Lisbon", app_name="other")
+        )
+        assert await texts_for(memory_service, "lisbon") == ["alice likes Lisbon"]
+        assert await texts_for(memory_service, "lisbon", user_id="bob") == ["bob likes Lisbon"]
+        assert await texts_for(memory_service, "lisbon", app_name="other") == ["other app Lisbon"]
+        assert await texts_for(memory_service, "lisbon", user_id="carol") == []
+
+    async def test_search_spans_the_users_sessions(self, memory_service: BaseMemoryService):
+        await memory_service.add_session_to_memory(session("s1", "trip to Lisbon in May"))
+        await memory_service.add_session_to_memory(session("s2", "Lisbon again in June", start=10))
+        response = await memory_service.search_memory(app_name=APP, user_id=USER, query="lisbon")
+        assert sorted((m.session_id, m.content.text) for m in response.memories) == [
+            ("s1", "trip to Lisbon in May"),
+            ("s2", "Lisbon again in June"),
+        ]
+
+    async def test_adding_a_session_again_reindexes_it_without_duplicates(
+        self, memory_service: BaseMemoryService
+    ):
+        first = session("s1", "flight to Lisbon", "hotel in Porto")
+        await memory_service.add_session_to_memory(first)
+        await memory_service.add_session_to_memory(first)
+        assert await texts_for(memory_service, "lisbon") == ["flight to Lisbon"]
+        grown = first.model_copy(
+            update={
+                "events": [*first.events, event("Lisbon tram tickets", timestamp=1_700_000_009.0)]
+            }
+        )
+        await memory_service.add_session_to_memory(grown)
+        assert sorted(await texts_for(memory_service, "lisbon")) == [
+            "Lisbon tram tickets",
+            "flight to Lisbon",
+        ]
+        # What the session no longer holds is no longer remembered.
+        shrunk = first.model_copy(update={"events": first.events[1:]})
+        await memory_service.add_session_to_memory(shrunk)
+        assert await texts_for(memory_service, "lisbon") == []
+        assert await texts_for(memory_service, "porto") == ["hotel in Porto"]
+
+    async def test_delete_memories_of_one_session(self, memory_service: BaseMemoryService):
+        await memory_service.add_session_to_memory(session("s1", "Lisbon one"))
+        await memory_service.add_session_to_memory(session("s2", "Lisbon two"))
+        await memory_service.delete_memories(app_name=APP, user_id=USER, session_id="s1")
+        assert await texts_for(memory_service, "lisbon") == ["Lisbon two"]
+
+    async def test_delete_memories_of_a_user(self, memory_service: BaseMemoryService):
+        await memory_service.add_session_to_memory(session("s1", "Lisbon one"))
+        await memory_service.add_session_to_memory(session("s2", "Lisbon two"))
+        await memory_service.add_session_to_memory(session("s1", "Lisbon bob", user_id="bob"))
+        await memory_service.add_session_to_memory(session("s1", "Lisbon app", app_name="other"))
+        await memory_service.delete_memories(app_name=APP, user_id=USER)
+        assert await texts_for(memory_service, "lisbon") == []
+        assert await texts_for(memory_service, "lisbon", user_id="bob") == ["Lisbon bob"]
+        assert await texts_for(memory_service, "lisbon", app_name="other") == ["Lisbon app"]
+        await memory_service.delete_memories(app_name=APP, user_id="nobody")  # not an error
+        # Forgotten sessions can be remembered again.
+        await memory_service.add_session_to_memory(session("s1", "Lisbon one"))
+        assert await texts_for(memory_service, "lisbon") == ["Lisbon one"]
+
+    async def test_a_memory_matching_more_query_words_ranks_first(
+        self, memory_service: BaseMemoryService
+    ):
+        await memory_service.add_session_to_memory(
+            session(
+                "s1",
+                "the flight was delayed",
+                "hotel breakfast and a Lisbon flight",
+                "booked the Lisbon flight",
+                *FILLER,
+            )
+        )
+        assert await texts_for(memory_service, "lisbon flight hotel") == [
+            "hotel breakfast and a Lisbon flight",
+            "booked the Lisbon flight",
+            "the flight was delayed",
+        ]
+
+    async def test_events_without_text_and_partial_events_are_not_remembered(
+        self, memory_service: BaseMemoryService
+    ):
+        s = session("s1", "plain Lisbon text")
+        s.events += [
+            Event(
+                author="planner",
+                content=types.Content(
+                    role="model",
+                    parts=[types.Part.from_function_call(name="lisbon", args={"city": "Lisbon"})],
+                ),
+            ),
+            Event(
+                author="planner",
+                partial=True,
+                content=types.Content(role="model", parts=[types.Part(text="Lisbon partial")]),
+            ),
+            Event(author="planner", actions={"state_delta": {"city": "Lisbon"}}),
+        ]
+        await memory_service.add_session_to_memory(s)
+        assert await texts_for(memory_service, "lisbon") == ["plain Lisbon text"]
+
+    async def test_an_empty_session_remembers_nothing(self, memory_service: BaseMemoryService):
+        await memory_service.add_session_to_memory(session("s1"))
+        assert await texts_for(memory_service, "anything") == []
+
+    @pytest.mark.parametrize("query", ["", "   ", "!!!", "*", '"', "-", "()", "&|!", ":*"])
+    async def test_a_query_without_words_finds_nothing(
+        self, memory_service: BaseMemoryService, query: str
+    ):
+        await memory_service.add_session_to_memory(session("s1", "Lisbon", *FILLER))
+        assert await texts_for(memory_service, query) == []
+
+    @pytest.mark.parametrize(
+        "query",
+        [
+            '"lisbon',
+            'lisbon"',
+            "lisbon AND",
+            "AND lisbon OR",
+            "NOT lisbon",
+            "lisbon*",
+            "-lisbon",
+            "lisbon -tram",
+            "NEAR(lisbon",
+            "text:lisbon",
+            "(lisbon",
+            "^lisbon",
+            "'lisbon'",
+            "lisbon\\",
+            "lisbon <-> tram",
+            "lisbon & !porto",
+            "lisbon:*",
+            "lisbon; DROP TABLE eventide_memory; --",
+            "100% lisbon!",
+        ],
+    )
+    async def test_search_syntax_in_a_query_is_plain_text(
+        self, memory_service: BaseMemoryService, query: str
+    ):
+        """Quotes, operators (AND, OR, NOT, NEAR), prefixes (*), exclusions (-), column
+        filters and SQL never raise: the query's words are matched, nothing else."""
+        await memory_service.add_session_to_memory(session("s1", "Lisbon itinerary", *FILLER))
+        assert await texts_for(memory_service, query) == ["Lisbon itinerary"]
