@@ -285,7 +285,7 @@ class SqlMemoryService(BaseMemoryService):
                 async with self._engine.begin() as conn:
                     for statement in statements:
                         await conn.execute(text(statement))
-            except SQLAlchemyError as exc:
+            except (SQLAlchemyError, OSError) as exc:
                 if "fts5" in str(exc).lower():
                     raise ConfigurationError(
                         "This Python's SQLite was built without FTS5, which SqlMemoryService "
