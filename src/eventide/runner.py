@@ -200,6 +200,9 @@ class Runner:
                 yield event
         finally:
             loop.run_until_complete(events.aclose())
+            # Let finalizers of generators the caller's code left open run now, on this
+            # loop, rather than be destroyed pending.
+            loop.run_until_complete(asyncio.sleep(0))
 
     async def close(self) -> None:
         """Close the runner: toolsets of its agents are closed; later runs raise."""

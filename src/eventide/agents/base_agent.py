@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from contextlib import aclosing
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eventide import types
 from eventide._callbacks import call_chain, to_chain
@@ -46,21 +46,21 @@ class BaseAgent(BaseModel):
     before_agent_callback: AgentCallback | None = Field(default=None, repr=False)
     after_agent_callback: AgentCallback | None = Field(default=None, repr=False)
 
-    @field_validator("name")
-    @classmethod
-    def _check_name(cls, name: str) -> str:
-        if not name.isidentifier():
-            raise AgentTreeError(
-                f"Agent name {name!r} is not a valid identifier: use letters, digits and "
-                "underscores, not starting with a digit (e.g. 'billing_agent')."
-            )
-        if name == "user":
-            raise AgentTreeError(
-                "An agent cannot be named 'user': that name is reserved for the end user's events."
-            )
-        return name
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            # Surface our own tree errors as themselves, not wrapped by pydantic.
+            for error in exc.errors():
+                original = (error.get("ctx") or {}).get("error")
+                if isinstance(original, AgentTreeError):
+                    raise original from None
+            raise
 
     def model_post_init(self, context: Any, /) -> None:
+        # Checked here rather than in a field validator so the caller gets AgentTreeError
+        # itself (pydantic wraps validator errors in ValidationError).
+        _check_name(self.name)
         names: set[str] = set()
         for sub in self.sub_agents:
             if sub.name in names:
@@ -177,4 +177,16 @@ class BaseAgent(BaseModel):
             branch=ctx.branch,
             content=content,
             actions=callback_context.actions,
+        )
+
+
+def _check_name(name: str) -> None:
+    if not name.isidentifier():
+        raise AgentTreeError(
+            f"Agent name {name!r} is not a valid identifier: use letters, digits and "
+            "underscores, not starting with a digit (e.g. 'billing_agent')."
+        )
+    if name == "user":
+        raise AgentTreeError(
+            "An agent cannot be named 'user': that name is reserved for the end user's events."
         )

@@ -1,0 +1,103 @@
+"""FunctionTool: declarations inferred from signatures, argument validation, results."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel
+
+from eventide import FunctionTool, ToolContext
+from eventide.tools.function_tool import ToolArgumentsError, wrap_result
+
+
+class Address(BaseModel):
+    city: str
+    zip_code: str | None = None
+
+
+def ship(
+    item: str,
+    quantity: int,
+    address: Address,
+    speed: Literal["standard", "express"] = "standard",
+    tool_context: ToolContext | None = None,
+) -> dict[str, object]:
+    """Ship an item to an address.
+
+    Longer explanation that is part of the description.
+
+    Args:
+        item: the product's SKU.
+        quantity: how many, at least one.
+            Continued on a second line.
+        address: where to ship.
+        speed: shipping speed.
+
+    Returns:
+        A shipment record.
+    """
+    return {"item": item, "quantity": quantity, "city": address.city, "speed": speed}
+
+
+def test_declaration_from_signature_and_docstring() -> None:
+    """Issue 3: the declaration comes from type hints, defaults and the Google-style docstring;
+    tool_context is hidden from the model."""
+    declaration = FunctionTool(ship).get_declaration()
+    assert declaration.name == "ship"
+    assert declaration.description == (
+        "Ship an item to an address.\n\nLonger explanation that is part of the description."
+    )
+    schema = declaration.parameters_json_schema
+    assert schema is not None
+    assert schema["required"] == ["item", "quantity", "address"]
+    assert set(schema["properties"]) == {"item", "quantity", "address", "speed"}
+    assert schema["properties"]["quantity"] == {
+        "type": "integer",
+        "description": "how many, at least one. Continued on a second line.",
+    }
+    assert schema["properties"]["speed"]["enum"] == ["standard", "express"]
+    assert "Address" in schema["$defs"]
+
+
+def test_arguments_are_validated_and_converted() -> None:
+    """Arguments are converted to the annotated types (nested models included)."""
+    tool = FunctionTool(ship)
+    args = tool.validate_args({"item": "A1", "quantity": "2", "address": {"city": "Oslo"}})
+    assert args["quantity"] == 2 and isinstance(args["address"], Address)
+    assert args["speed"] == "standard"
+
+
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ({"item": "A1", "address": {"city": "Oslo"}}, "quantity: Field required"),
+        ({"item": "A1", "quantity": 1, "address": {}}, "address.city: Field required"),
+        ({"item": "A1", "quantity": 1, "address": {"city": "x"}, "extra": 1}, "extra"),
+        ({"item": "A1", "quantity": 1, "address": {"city": "x"}, "speed": "warp"}, "speed"),
+    ],
+)
+def test_invalid_arguments_name_the_problem(bad: dict[str, object], fragment: str) -> None:
+    """Bad input: invalid arguments give an error naming the field, for the model to fix."""
+    with pytest.raises(ToolArgumentsError, match="Invalid arguments for tool 'ship'") as info:
+        FunctionTool(ship).validate_args(bad)
+    assert fragment in str(info.value)
+
+
+def test_results_are_wrapped() -> None:
+    """A non-dict result is wrapped as {"result": value}; pydantic models are dumped."""
+    assert wrap_result(3) == {"result": 3}
+    assert wrap_result(None) == {"result": None}
+    assert wrap_result({"a": 1}) == {"a": 1}
+    assert wrap_result(Address(city="Oslo")) == {"city": "Oslo", "zip_code": None}
+
+
+def test_overrides_and_unannotated_parameters() -> None:
+    def legacy(a, b=2):  # type: ignore[no-untyped-def]
+        return a
+
+    tool = FunctionTool(legacy, name="renamed", description="Custom.")
+    declaration = tool.get_declaration()
+    assert (declaration.name, declaration.description) == ("renamed", "Custom.")
+    assert declaration.parameters_json_schema is not None
+    assert declaration.parameters_json_schema["required"] == ["a"]
