@@ -219,8 +219,7 @@ async def test_blocking_sync_tool_does_not_stall_another_invocation() -> None:
     )
 
     slow_task = asyncio.create_task(turn(slow_runner, slow_sid))
-    while not entered.is_set():
-        await asyncio.sleep(0.001)
+    assert await asyncio.to_thread(entered.wait, 10)
     fast_events = await turn(fast_runner, fast_sid)
     assert fast_events[-1].text == "fast done"
     assert not slow_task.done()
