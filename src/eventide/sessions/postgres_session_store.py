@@ -9,12 +9,13 @@ session queue on the row lock, so the order of the log is the commit order.
 
 asyncpg connections belong to the event loop that opened them. The store keeps one engine
 for the running loop; when it is used from another loop (tests, ``Runner.run``'s private
-loop) it opens a new engine there, and drops the old one's pool without I/O.
+loop) it opens a new engine there and terminates the old one's connections.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -116,6 +117,7 @@ class PostgresSessionStore:
         self._engine_kwargs = engine_kwargs or {}
         self._engine: AsyncEngine | None = None
         self._engine_loop: asyncio.AbstractEventLoop | None = None
+        self._drivers: weakref.WeakSet[Any] = weakref.WeakSet()
 
     def _current_engine(self) -> AsyncEngine:
         loop = asyncio.get_running_loop()
@@ -123,18 +125,41 @@ class PostgresSessionStore:
         if engine is not None and self._engine_loop is loop:
             return engine
         if engine is not None:
-            # Its connections belong to another (usually closed) loop and cannot be closed
-            # from here; forget them without I/O. The server drops them when they go away.
-            engine.sync_engine.dispose(close=False)
+            self._abandon(engine)
+        from sqlalchemy import event
         from sqlalchemy.ext.asyncio import create_async_engine
 
-        engine = create_async_engine(
-            self._url,
-            pool_pre_ping=True,
-            **self._engine_kwargs,
-        )
+        engine = create_async_engine(self._url, pool_pre_ping=True, **self._engine_kwargs)
+        drivers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._drivers = drivers
+
+        def remember(dbapi_connection: Any, _record: Any) -> None:
+            drivers.add(dbapi_connection.driver_connection)
+
+        event.listen(engine.sync_engine, "connect", remember)
         self._engine, self._engine_loop = engine, loop
         return engine
+
+    def _abandon(self, engine: AsyncEngine) -> None:
+        """Drop an engine whose connections belong to another event loop.
+
+        They cannot be closed politely from here (their loop is usually closed already), so
+        each is terminated: the server sees a disconnect, nothing is left half-open.
+        """
+        for driver in list(self._drivers):
+            try:
+                driver.terminate()
+            except RuntimeError:
+                pass  # "Event loop is closed": terminate() has still marked it closed
+            # With its loop gone, the transport never gets to close its socket; do it here
+            # (asyncpg and asyncio keep it private), so no descriptor leaks.
+            transport = getattr(driver, "_transport", None)
+            sock = getattr(transport, "_sock", None)
+            if sock is not None:
+                sock.close()
+                transport._sock = None  # type: ignore[union-attr]
+        self._drivers = weakref.WeakSet()
+        engine.sync_engine.dispose(close=False)
 
     @asynccontextmanager
     async def _connect(self, *, autocommit: bool = False) -> AsyncIterator[AsyncConnection]:
@@ -371,7 +396,7 @@ class PostgresSessionStore:
         if self._engine_loop is asyncio.get_running_loop():
             await engine.dispose()
         else:
-            engine.sync_engine.dispose(close=False)
+            self._abandon(engine)
 
 
 def _driver_errors() -> tuple[type[BaseException], ...]:

@@ -153,7 +153,7 @@ class SqlSessionService(BaseSessionService):
             check_json_value(key, value)
         session_part, app_part, user_part = split_delta(clean)
         deltas = (session_part or {}, app_part or {}, user_part or {})
-        size = sum(len(dumps_json(d)) for d in deltas)
+        size = sum(len(dumps_json(d).encode()) for d in deltas)
         if size > self.max_event_bytes:
             raise RecordTooLargeError(
                 what="The initial state", session_id=sid, size=size, limit=self.max_event_bytes
