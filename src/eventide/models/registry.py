@@ -17,7 +17,18 @@ __all__ = ["LLMRegistry"]
 
 # (pattern, "module:Class") of the connectors that ship with Eventide; checked after the
 # ones users register. Issue-specific connectors add themselves here.
-_BUILTIN: list[tuple[str, str]] = []
+_BUILTIN: list[tuple[str, str]] = [
+    (r"gemini-.*", "eventide.models.gemini_llm:GeminiLlm"),
+    (r"models/gemini-.*", "eventide.models.gemini_llm:GeminiLlm"),
+    (r"gpt-.*", "eventide.models.openai_llm:OpenAILlm"),
+    (r"o[1-9].*", "eventide.models.openai_llm:OpenAILlm"),
+    (r"chatgpt-.*", "eventide.models.openai_llm:OpenAILlm"),
+    (r"openai/.*", "eventide.models.openai_llm:OpenAILlm"),
+    (r"ollama/.*", "eventide.models.openai_llm:OpenAILlm"),
+    (r"claude-.*", "eventide.models.anthropic_llm:AnthropicLlm"),
+    (r"anthropic/.*", "eventide.models.anthropic_llm:AnthropicLlm"),
+    (r"litellm/.*", "eventide.models.litellm_llm:LiteLlm"),
+]
 
 
 class LLMRegistry:
