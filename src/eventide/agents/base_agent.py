@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from eventide import types
 from eventide._callbacks import call_chain, to_chain
 from eventide.contexts import CallbackContext, InvocationContext
-from eventide.errors import AgentTreeError
+from eventide.errors import AgentTreeError, EventideError
 from eventide.events import Event
 
 __all__ = ["AgentCallback", "BaseAgent"]
@@ -50,10 +50,11 @@ class BaseAgent(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            # Surface our own tree errors as themselves, not wrapped by pydantic.
+            # Surface Eventide's own errors (a bad name, a bad setting) as themselves,
+            # not wrapped in pydantic's ValidationError.
             for error in exc.errors():
                 original = (error.get("ctx") or {}).get("error")
-                if isinstance(original, AgentTreeError):
+                if isinstance(original, EventideError):
                     raise original from None
             raise
 

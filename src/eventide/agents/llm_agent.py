@@ -12,6 +12,7 @@ from eventide.agents.base_agent import BaseAgent
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from eventide.errors import ConfigurationError
 from eventide.events import Event
+from eventide.flows.contents import ContentsCache
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -82,6 +83,7 @@ class LlmAgent(BaseAgent):
 
     _resolved_model: BaseLlm | None = PrivateAttr(default=None)
     _tool_cache: dict[int, BaseTool] = PrivateAttr(default_factory=dict)
+    _contents_cache: ContentsCache = PrivateAttr(default_factory=ContentsCache)
 
     @field_validator("generate_content_config", mode="before")
     @classmethod
@@ -153,6 +155,19 @@ class LlmAgent(BaseAgent):
     async def canonical_global_instruction(self, context: ReadonlyContext) -> tuple[str, bool]:
         """The global instruction text, and whether placeholders should be filled in it."""
         return await _resolve_instruction(self.global_instruction, context)
+
+    def contents_for(self, ctx: InvocationContext) -> list[types.Content]:
+        """The conversation this agent sends to its model now (see ``include_contents``)."""
+        from eventide.flows.contents import build_contents
+
+        events = ctx.session.events
+        if self.include_contents == "none":
+            return build_contents(
+                events, agent_name=self.name, branch=ctx.branch, current_turn_only=True
+            )
+        return self._contents_cache.contents(
+            ctx.session.id, events, agent_name=self.name, branch=ctx.branch
+        )
 
     @property
     def allows_transfer_to_parent(self) -> bool:

@@ -15,12 +15,13 @@ Rules:
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from eventide import types
 from eventide.events import Event
 
-__all__ = ["SYNTHETIC_FUNCTIONS", "build_contents"]
+__all__ = ["SYNTHETIC_FUNCTIONS", "ContentsBuilder", "ContentsCache", "build_contents"]
 
 REQUEST_CONFIRMATION_FUNCTION = "eventide_request_confirmation"
 REQUEST_CREDENTIAL_FUNCTION = "eventide_request_credential"
@@ -34,58 +35,163 @@ def build_contents(
     branch: str | None,
     current_turn_only: bool = False,
 ) -> list[types.Content]:
-    """The conversation for ``agent_name``'s next model call."""
-    visible = [e for e in events if e.content is not None and _on_branch(e.branch, branch)]
+    """The conversation for ``agent_name``'s next model call (built from scratch)."""
     if current_turn_only:
         start = 0
-        for i in range(len(visible) - 1, -1, -1):
-            if visible[i].author == "user":
+        for i in range(len(events) - 1, -1, -1):
+            event = events[i]
+            if event.author == "user" and event.content is not None and _on_branch(event.branch, branch):
                 start = i
                 break
-        visible = visible[start:]
+        events = events[start:]
+    builder = ContentsBuilder(agent_name=agent_name, branch=branch)
+    for event in events:
+        builder.add(event)
+    return builder.contents()
 
-    # The latest response for each call id, and the ids whose call is in the history:
-    # those responses are placed right after their call instead of where they arrived.
-    latest: dict[str, types.Part] = {}
-    called: set[str] = set()
-    for event in visible:
-        for part in event.content.parts or () if event.content else ():
-            if part.function_response is not None and part.function_response.id:
-                latest[part.function_response.id] = part
-            elif part.function_call is not None and part.function_call.id:
-                called.add(part.function_call.id)
 
-    contents: list[types.Content] = []
-    for event in visible:
-        parts = [p for p in (event.content.parts or ()) if _keep_in_place(p, called)]  # type: ignore[union-attr]
-        if not parts:
-            continue
-        calls = [p.function_call for p in parts if p.function_call is not None]
-        answers = [latest[c.id] for c in calls if c.id and c.id in latest]
-        if event.author not in ("user", agent_name):
-            contents.append(_as_context(event.author, parts))
-            if answers:
-                contents.append(_as_context(event.author, answers))
-            continue
-        if event.author == "user" or any(p.function_response for p in parts):
-            role = "user"
+class ContentsBuilder:
+    """Builds the conversation one event at a time, so a long session costs only its new
+    events per model call (see :class:`ContentsCache`).
+
+    The conversation is a list of blocks; a block is the content made from one event plus,
+    when that event called functions, the content holding their (latest) answers.
+    """
+
+    __slots__ = ("_agent_name", "_blocks", "_branch", "_call_block", "_flat", "_stale")
+
+    def __init__(self, *, agent_name: str, branch: str | None) -> None:
+        self._agent_name = agent_name
+        self._branch = branch
+        self._blocks: list[_Block] = []
+        self._call_block: dict[str, _Block] = {}
+        self._flat: list[types.Content] = []
+        self._stale = False
+
+    def add(self, event: Event) -> None:
+        """Fold one committed event into the conversation."""
+        content = event.content
+        if content is None or not content.parts or not _on_branch(event.branch, self._branch):
+            return
+        in_place: list[types.Part] = []
+        for part in content.parts:
+            call = part.function_call
+            response = part.function_response
+            if call is not None:
+                if call.name in SYNTHETIC_FUNCTIONS:
+                    continue
+            elif response is not None:
+                if response.name in SYNTHETIC_FUNCTIONS:
+                    continue
+                block = self._call_block.get(response.id or "")
+                if block is not None:
+                    # An answer goes right after its call; a later answer replaces it.
+                    block.answers[response.id or ""] = part
+                    self._refresh_answer(block)
+                    continue
+            in_place.append(part)
+        if not in_place:
+            return
+        author = event.author
+        if author not in ("user", self._agent_name):
+            main = _as_context(author, in_place)
+        elif author == "user" or any(p.function_response is not None for p in in_place):
+            main = types.Content(role="user", parts=in_place)
         else:
-            role = "model"
-        contents.append(types.Content(role=role, parts=parts))
-        if answers:
-            contents.append(types.Content(role="user", parts=answers))
-    return contents
+            main = types.Content(role="model", parts=in_place)
+        block = _Block(author=author, main=main)
+        self._blocks.append(block)
+        self._flat.append(main)
+        for part in in_place:
+            if part.function_call is not None and part.function_call.id:
+                self._call_block[part.function_call.id] = block
+
+    def _refresh_answer(self, block: _Block) -> None:
+        parts = list(block.answers.values())
+        if block.author not in ("user", self._agent_name):
+            answer = _as_context(block.author, parts)
+        else:
+            answer = types.Content(role="user", parts=parts)
+        if block.answer is None and self._blocks and self._blocks[-1] is block:
+            self._flat.append(answer)  # the usual case: the answer follows its call
+        else:
+            self._stale = True
+        block.answer = answer
+
+    def contents(self) -> list[types.Content]:
+        """The conversation so far (a new list the caller may change)."""
+        if self._stale:
+            flat: list[types.Content] = []
+            for block in self._blocks:
+                flat.append(block.main)
+                if block.answer is not None:
+                    flat.append(block.answer)
+            self._flat = flat
+            self._stale = False
+        return list(self._flat)
 
 
-def _keep_in_place(part: types.Part, called: set[str]) -> bool:
-    if part.function_call is not None:
-        return part.function_call.name not in SYNTHETIC_FUNCTIONS
-    response = part.function_response
-    if response is not None:
-        if response.name in SYNTHETIC_FUNCTIONS:
-            return False
-        return not (response.id and response.id in called)
-    return True
+class _Block:
+    __slots__ = ("answer", "answers", "author", "main")
+
+    def __init__(self, *, author: str, main: types.Content) -> None:
+        self.author = author
+        self.main = main
+        self.answer: types.Content | None = None
+        self.answers: dict[str, types.Part] = {}
+
+
+class ContentsCache:
+    """Per-agent memo of built conversations, keyed by session and branch.
+
+    A cached builder is reused when the session's events still start with the events it
+    has seen (checked by the ids of the first and last of them); otherwise it is rebuilt.
+    Least recently used entries are dropped past ``max_sessions``.
+    """
+
+    __slots__ = ("_entries", "_max")
+
+    def __init__(self, max_sessions: int = 256) -> None:
+        self._entries: OrderedDict[tuple[str, str | None], _CacheEntry] = OrderedDict()
+        self._max = max_sessions
+
+    def contents(
+        self, session_id: str, events: Sequence[Event], *, agent_name: str, branch: str | None
+    ) -> list[types.Content]:
+        """The conversation for ``events``, reusing the work done for their prefix."""
+        key = (session_id, branch)
+        entry = self._entries.get(key)
+        seen = entry.seen if entry is not None else 0
+        if (
+            entry is None
+            or len(events) < seen
+            or (seen and (events[0].id != entry.first_id or events[seen - 1].id != entry.last_id))
+        ):
+            entry = _CacheEntry(ContentsBuilder(agent_name=agent_name, branch=branch))
+            seen = 0
+            self._entries[key] = entry
+        else:
+            self._entries.move_to_end(key)
+        builder = entry.builder
+        for i in range(seen, len(events)):
+            builder.add(events[i])
+        if events:
+            entry.seen = len(events)
+            entry.first_id = events[0].id
+            entry.last_id = events[-1].id
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+        return builder.contents()
+
+
+class _CacheEntry:
+    __slots__ = ("builder", "first_id", "last_id", "seen")
+
+    def __init__(self, builder: ContentsBuilder) -> None:
+        self.builder = builder
+        self.seen = 0
+        self.first_id = ""
+        self.last_id = ""
 
 
 def _on_branch(event_branch: str | None, branch: str | None) -> bool:

@@ -152,10 +152,16 @@ def _finish_model_event(agent: LlmAgent, event: Event, request: LlmRequest) -> N
     """Give calls ids, mark long-running calls, and store the answer under ``output_key``."""
     calls = event.get_function_calls()
     if calls:
+        if not all(call.id for call in calls):
+            # Give calls ids on a copy: the response object belongs to the model connector.
+            assert event.content is not None
+            event.content = event.content.model_copy(deep=True)
+            calls = event.get_function_calls()
+            for call in calls:
+                if not call.id:
+                    call.id = f"call-{new_id()}"
         long_running: set[str] = set()
         for call in calls:
-            if not call.id:
-                call.id = f"call-{new_id()}"
             tool = request.tools_dict.get(call.name or "")
             if tool is not None and tool.is_long_running:
                 long_running.add(call.id)

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from eventide import types
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
-from eventide.flows.contents import build_contents
 from eventide.flows.instructions import fill_placeholders
 from eventide.flows.transfer import TransferToAgentTool, transfer_instruction, transfer_targets
 from eventide.models.llm_request import LlmRequest
@@ -53,12 +52,7 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
             request.set_output_schema(agent.output_schema.model_json_schema())
     request.append_instructions(instructions)
 
-    request.contents = build_contents(
-        ctx.session.events,
-        agent_name=agent.name,
-        branch=ctx.branch,
-        current_turn_only=agent.include_contents == "none",
-    )
+    request.contents = agent.contents_for(ctx)
 
     if targets:
         tools.append(TransferToAgentTool([t.name for t in targets]))

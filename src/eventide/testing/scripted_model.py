@@ -116,12 +116,14 @@ def _expand(item: Any, stream: bool, chunk_size: int) -> list[LlmResponse]:
         raise item
     if isinstance(item, str):
         item = text_response(item)
+    # Responses are handed out as they are (not copied): the flow never changes a model's
+    # response in place, so one scripted object may be played back many times.
     if isinstance(item, LlmResponse):
         if stream and chunk_size:
             return _chunked(item, chunk_size)
-        return [item.model_copy(deep=True)]
+        return [item]
     if isinstance(item, Sequence):
-        return [LlmResponse.model_validate(r).model_copy(deep=True) for r in item]
+        return [LlmResponse.model_validate(r) for r in item]
     return [LlmResponse.model_validate(item)]
 
 
