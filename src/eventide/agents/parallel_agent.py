@@ -23,8 +23,9 @@ class _BranchDone:
 class ParallelAgent(BaseAgent):
     """Runs every sub-agent at the same time.
 
-    - Each sub-agent runs on branch ``<this branch or name>.<sub-agent name>``; its model
-      history sees only its own branch and the shared ancestors' events.
+    - Each sub-agent runs on branch ``<name>.<sub-agent name>``; inside another fan-out the
+      branch path is extended with every agent between the two (``fan.inner.steps.deep.y``).
+      A branch's model history sees only its own branch and the shared ancestors' events.
     - Commit-before-resume holds per branch: a branch waits until its own event is committed,
       never for its siblings. Events (and their state writes) are committed in the order they
       reach the Runner.
@@ -37,7 +38,7 @@ class ParallelAgent(BaseAgent):
         if not self.sub_agents:
             return
         queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | _BranchDone] = asyncio.Queue()
-        prefix = ctx.branch or self.name
+        prefix = self._branch_prefix(ctx.branch)
         tasks = [
             asyncio.create_task(
                 self._run_branch(
@@ -67,6 +68,27 @@ class ParallelAgent(BaseAgent):
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _branch_prefix(self, branch: str | None) -> str:
+        """The branch path down to this agent.
+
+        Outside any fan-out it is this agent's name. Inside one (``branch`` set), it extends
+        ``branch`` with the names of the agents between the branch's last agent and this one,
+        so every agent of the path appears once: ``fan.inner.steps.deep`` for a parallel
+        ``deep`` inside a sequential ``steps`` inside the branch ``fan.inner``.
+        """
+        if not branch:
+            return self.name
+        last = branch.rsplit(".", 1)[-1]
+        path: list[str] = []
+        agent: BaseAgent | None = self
+        while agent is not None and agent.name != last:
+            path.append(agent.name)
+            agent = agent.parent_agent
+        if agent is None:
+            # The branch was not made by an ancestor (a custom agent set it): extend it as is.
+            return f"{branch}.{self.name}"
+        return ".".join([branch, *reversed(path)])
 
     @staticmethod
     async def _run_branch(
