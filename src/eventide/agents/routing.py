@@ -1,4 +1,22 @@
-"""Which agent answers a new turn."""
+"""Which agent answers a new turn: the routing rule of the Runner.
+
+When a user message starts an invocation, the Runner picks the agent to run, in this order:
+
+1. **A function response from the user** (the result of a long-running tool, the answer to a
+   confirmation or credential request) goes to the agent that made the matching call, found
+   by the call's id in the session's events.
+2. **Sticky routing.** Otherwise the agent that answered last (the author of the latest event
+   not written by the user) keeps the conversation, *if it can find its way back*: it is the
+   root itself, or every agent on the path from it up to the root is an ``LlmAgent`` that
+   may transfer to its parent (``disallow_transfer_to_parent`` is False and the parent is an
+   ``LlmAgent``). So after triage hands the user to ``billing``, the user's next message
+   goes straight to ``billing``, which can still transfer back to triage or to a peer.
+3. **The root agent** answers in every other case: nothing answered yet; the last author is
+   no longer in the tree (it is skipped and the search goes on to the event before); or the
+   last author cannot transfer back (a step of a workflow, a branch of a fan-out, an agent
+   with ``disallow_transfer_to_parent``). Only the latest known author is considered: an
+   older, transferable author does not win over a newer one that cannot return.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +27,12 @@ __all__ = ["agent_for_turn"]
 
 
 def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
-    """The agent to run for this turn (see ``Runner._agent_for_turn``)."""
+    """The agent that answers the turn ``ctx`` starts, by the rule in the module docstring.
+
+    Args:
+        root: the Runner's root agent.
+        ctx: the invocation's context; its session already holds the user's new event.
+    """
     events = ctx.session.events
     user_content = ctx.user_content
     # A function response from the user goes to the agent that issued the matching call.
