@@ -16,6 +16,7 @@ from typing import Any
 from eventide import types
 from eventide._ids import new_invocation_id
 from eventide.agents.base_agent import BaseAgent
+from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import InvocationContext
@@ -39,6 +40,7 @@ class Runner:
     Args:
         app_name: the app's name; sessions and state are scoped by it.
         agent: the root agent.
+        app: an ``App`` instead of ``app_name`` and ``agent`` (its plugins run first).
         session_service: where sessions and events are stored.
         artifact_service: where artifacts are stored (optional).
         memory_service: long-term memory (optional).
@@ -52,8 +54,9 @@ class Runner:
     def __init__(
         self,
         *,
-        app_name: str,
-        agent: BaseAgent,
+        app_name: str | None = None,
+        agent: BaseAgent | None = None,
+        app: App | None = None,
         session_service: BaseSessionService,
         artifact_service: BaseArtifactService | None = None,
         memory_service: BaseMemoryService | None = None,
@@ -62,6 +65,14 @@ class Runner:
         auto_create_session: bool = False,
         add_sessions_to_memory: bool = False,
     ) -> None:
+        if app is not None:
+            if agent is not None or app_name not in (None, app.name):
+                raise UsageError("Pass either app=App(...) or app_name= and agent=, not both.")
+            app_name, agent = app.name, app.root_agent
+            plugins = [*app.plugins, *(plugins or ())]
+            add_sessions_to_memory = add_sessions_to_memory or app.add_sessions_to_memory
+        if app_name is None or agent is None:
+            raise UsageError("Runner needs app_name= and agent= (or app=App(...)).")
         if not isinstance(agent, BaseAgent):
             raise UsageError(
                 f"Runner(agent=...) needs a BaseAgent (e.g. LlmAgent); got {type(agent).__name__}."
