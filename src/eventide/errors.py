@@ -15,6 +15,7 @@
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
     ├── ModelError                          the model provider reported an error or failed
     ├── ToolError                           a tool raised; ``__cause__`` holds the original
+    │   └── McpConnectionError              an MCP server could not be started, reached or kept
     ├── BackendError                        a session/artifact/memory store failed or went away
     │   ├── StaleSessionError               compare-and-set append lost to another writer
     │   ├── CorruptRecordError              a stored record that no longer parses
@@ -43,6 +44,7 @@ __all__ = [
     "InvalidStateValueError",
     "LimitExceededError",
     "LlmCallsLimitExceededError",
+    "McpConnectionError",
     "ModelBehaviorError",
     "ModelError",
     "RecordTooLargeError",
@@ -143,6 +145,19 @@ class ToolError(EventideError):
         super().__init__(message)
         self.tool_name = tool_name
         self.call_id = call_id
+
+
+class McpConnectionError(ToolError):
+    """An MCP server could not be started or reached, or its connection broke mid-call.
+
+    Attributes:
+        server: the server, as configured (its command line or URL).
+        tool_name: the MCP tool being called, or ``""`` when listing the server's tools.
+    """
+
+    def __init__(self, message: str, *, server: str, tool_name: str = "") -> None:
+        super().__init__(message, tool_name=tool_name)
+        self.server = server
 
 
 class BackendError(EventideError):
