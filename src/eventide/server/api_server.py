@@ -31,12 +31,12 @@ from eventide.server.run_routes import InflightTurns, add_run_routes
 from eventide.server.session_routes import add_session_routes
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
+from eventide.web import STATIC_DIR as WEB_STATIC
 
 __all__ = ["create_app"]
 
 logger = logging.getLogger("eventide.server")
 
-WEB_STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
 _OPEN_PATHS = ("/", "/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
 # How long shutdown waits for turns that uvicorn cancelled to finish cleaning up before the
 # services they write to are closed.

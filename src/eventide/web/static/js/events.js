@@ -1,0 +1,101 @@
+// What an event is, in the terms of the spec: kind, summary, actions, and state over time.
+
+export function parts(event) {
+  return event?.content?.parts ?? [];
+}
+
+export function eventText(event) {
+  return parts(event)
+    .filter((p) => typeof p.text === "string" && !p.thought)
+    .map((p) => p.text)
+    .join("");
+}
+
+const isEmpty = (obj) => !obj || Object.keys(obj).length === 0;
+
+// One of: error, transfer, function call, function response, text, state, other.
+export function eventKind(event) {
+  if (event.error_code || event.error_message) return "error";
+  const ps = parts(event);
+  if (event.actions?.transfer_to_agent) return "transfer";
+  if (ps.some((p) => p.function_call)) return "function call";
+  if (ps.some((p) => p.function_response)) return "function response";
+  if (ps.some((p) => typeof p.text === "string" && !p.thought)) return "text";
+  const actions = event.actions ?? {};
+  if (!isEmpty(actions.state_delta) || !isEmpty(actions.artifact_delta)) return "state";
+  return "other";
+}
+
+function short(value, max = 80) {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+export function callSignature(call) {
+  const args = Object.entries(call.args ?? {})
+    .map(([k, v]) => `${k}=${short(JSON.stringify(v), 30)}`)
+    .join(", ");
+  return `${call.name}(${args})`;
+}
+
+export function eventSummary(event) {
+  const kind = eventKind(event);
+  const ps = parts(event);
+  switch (kind) {
+    case "error":
+      return `${event.error_code ?? "error"}: ${event.error_message ?? ""}`;
+    case "transfer":
+      return `→ ${event.actions.transfer_to_agent}`;
+    case "function call":
+      return ps.filter((p) => p.function_call).map((p) => callSignature(p.function_call)).join(", ");
+    case "function response":
+      return ps
+        .filter((p) => p.function_response)
+        .map((p) => `${p.function_response.name} → ${short(p.function_response.response ?? {}, 60)}`)
+        .join(", ");
+    case "text":
+      return short(eventText(event), 120);
+    case "state":
+      return "state / artifact update";
+    default:
+      return "";
+  }
+}
+
+// Short labels for the actions an event carries.
+export function actionBadges(event) {
+  const a = event.actions ?? {};
+  const badges = [];
+  for (const key of Object.keys(a.state_delta ?? {})) badges.push({ kind: "state", label: `state: ${key}` });
+  for (const [name, version] of Object.entries(a.artifact_delta ?? {}))
+    badges.push({ kind: "artifact", label: `artifact: ${name} v${version}` });
+  if (a.transfer_to_agent) badges.push({ kind: "transfer", label: `transfer → ${a.transfer_to_agent}` });
+  if (a.escalate) badges.push({ kind: "escalate", label: "escalate" });
+  if (a.skip_summarization) badges.push({ kind: "flag", label: "skip summarization" });
+  if (a.end_of_agent) badges.push({ kind: "flag", label: "end of agent" });
+  if (!isEmpty(a.requested_tool_confirmations)) badges.push({ kind: "flag", label: "confirmation requested" });
+  if (!isEmpty(a.requested_auth_configs)) badges.push({ kind: "flag", label: "auth requested" });
+  if (event.long_running_tool_ids?.length) badges.push({ kind: "flag", label: "long-running tool" });
+  return badges;
+}
+
+// The state after each event: the fold of the state deltas in log order, starting from the
+// keys that no event set (they came from the session's initial state, or from app:/user:
+// writes made by other sessions). Returns [{state, changed}] aligned with events.
+export function statesAfterEvents(events, finalState) {
+  const touched = new Set();
+  for (const e of events) for (const key of Object.keys(e.actions?.state_delta ?? {})) touched.add(key);
+  let state = {};
+  for (const [key, value] of Object.entries(finalState ?? {})) if (!touched.has(key)) state[key] = value;
+  const initial = { ...state };
+  const timeline = events.map((e) => {
+    const delta = e.actions?.state_delta ?? {};
+    const changed = Object.keys(delta).filter((k) => !k.startsWith("temp:"));
+    if (changed.length) {
+      state = { ...state };
+      for (const key of changed) state[key] = delta[key];
+    }
+    return { state, changed };
+  });
+  return { initial, timeline };
+}

@@ -1,0 +1,361 @@
+// The dev UI: pick an app and a session, chat (streaming over /run_sse), inspect events.
+
+import { ApiError, AuthRequired, api, getToken, runSse, setToken } from "./api.js";
+import { callSignature, eventKind, eventText, statesAfterEvents } from "./events.js";
+import { chatRows, h, jsonView, kindBadge, timelineItem } from "./render.js";
+
+const $ = (id) => document.getElementById(id);
+
+const ui = {
+  app: "",
+  user: localStorage.getItem("eventide.devui.user") || "user",
+  session: null, // the session JSON from the server (state + committed events)
+  events: [], // committed events shown (the session's, plus the ones streamed since)
+  selectedId: null,
+  tab: "event",
+  artifacts: [],
+  busy: false,
+};
+
+function setStatus(text, kind = "") {
+  const el = $("status");
+  el.textContent = text;
+  el.className = `status ${kind}`;
+}
+
+async function guarded(action) {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof AuthRequired) {
+      setStatus("Token needed", "error");
+      openTokenDialog();
+    } else {
+      setStatus(error instanceof ApiError ? `${error.status}: ${error.message}` : String(error), "error");
+      console.error(error);
+    }
+    return undefined;
+  }
+}
+
+// --- apps and sessions ---
+
+async function loadApps() {
+  const apps = await guarded(() => api.listApps());
+  if (!apps) return;
+  const select = $("app-select");
+  select.replaceChildren(...apps.map((name) => h("option", { value: name }, name)));
+  const wanted = new URLSearchParams(location.search).get("app") || localStorage.getItem("eventide.devui.app");
+  ui.app = apps.includes(wanted) ? wanted : apps[0] ?? "";
+  select.value = ui.app;
+  if (!apps.length) setStatus("No apps found in this server's apps folder.", "error");
+  await loadSessions();
+}
+
+async function loadSessions(selectId) {
+  if (!ui.app) return;
+  const sessions = await guarded(() => api.listSessions(ui.app, ui.user));
+  if (!sessions) return;
+  sessions.sort((a, b) => (b.last_update_time ?? 0) - (a.last_update_time ?? 0));
+  const select = $("session-select");
+  select.replaceChildren(
+    ...sessions.map((s) =>
+      h("option", { value: s.id }, `${s.id.slice(0, 18)} · ${new Date((s.last_update_time ?? 0) * 1000).toLocaleString()}`),
+    ),
+  );
+  const id = selectId ?? sessions[0]?.id;
+  if (id) {
+    select.value = id;
+    await openSession(id);
+  } else {
+    await newSession();
+  }
+}
+
+async function newSession() {
+  const session = await guarded(() => api.createSession(ui.app, ui.user));
+  if (!session) return;
+  await loadSessions(session.id);
+  setStatus("New session", "ok");
+}
+
+async function openSession(id) {
+  const session = await guarded(() => api.getSession(ui.app, ui.user, id));
+  if (!session) return;
+  ui.session = session;
+  ui.events = session.events ?? [];
+  ui.selectedId = ui.events.at(-1)?.id ?? null;
+  renderAll();
+  $("chat-input").disabled = false;
+  $("send-button").disabled = false;
+  await refreshArtifacts();
+}
+
+async function refreshSession() {
+  if (!ui.session) return;
+  const session = await guarded(() => api.getSession(ui.app, ui.user, ui.session.id));
+  if (!session) return;
+  ui.session = session;
+  ui.events = session.events ?? [];
+  renderAll();
+}
+
+async function refreshArtifacts() {
+  if (!ui.session) return;
+  ui.artifacts = (await guarded(() => api.listArtifacts(ui.app, ui.user, ui.session.id))) ?? [];
+  $("artifact-count").textContent = ui.artifacts.length ? String(ui.artifacts.length) : "";
+  if (ui.tab === "artifacts") renderInspector();
+}
+
+// --- chatting ---
+
+async function send(text) {
+  if (!text.trim() || ui.busy || !ui.session) return;
+  ui.busy = true;
+  $("send-button").disabled = true;
+  const userEvent = {
+    id: `pending-${Date.now()}`,
+    author: "user",
+    content: { role: "user", parts: [{ text }] },
+    actions: {},
+    pending: true,
+  };
+  ui.events = [...ui.events, userEvent];
+  renderAll();
+  let streamingBubble = null;
+  let streamed = "";
+  const log = $("chat-log");
+  setStatus("Running…", "busy");
+  const body = {
+    app_name: ui.app,
+    user_id: ui.user,
+    session_id: ui.session.id,
+    new_message: { role: "user", parts: [{ text }] },
+    streaming: $("streaming-toggle").checked,
+  };
+  let failed = false;
+  await guarded(async () => {
+    await runSse(body, (event) => {
+      if (event.partial) {
+        streamed += eventText(event);
+        if (!streamingBubble) {
+          streamingBubble = h("div", { class: "msg msg-agent streaming" },
+            h("div", { class: "msg-author" }, event.author), h("div", { class: "msg-text" }));
+          log.append(streamingBubble);
+        }
+        streamingBubble.querySelector(".msg-text").textContent = streamed;
+        log.scrollTop = log.scrollHeight;
+        return;
+      }
+      if (!event.author) {
+        // An error frame: {"error_code", "error_message"}.
+        failed = true;
+        event = { ...event, id: `error-${Date.now()}`, author: "server", actions: {} };
+      }
+      streamingBubble?.remove();
+      streamingBubble = null;
+      streamed = "";
+      ui.events = [...ui.events, event];
+      ui.selectedId = event.id;
+      renderAll();
+    });
+  });
+  ui.busy = false;
+  $("send-button").disabled = false;
+  const errorEvents = failed ? ui.events.filter((e) => e.author === "server") : [];
+  await refreshSession();
+  if (errorEvents.length) {
+    // The error frame is not an event of the log; keep showing it after the refresh.
+    ui.events = [...ui.events, ...errorEvents];
+    ui.selectedId = errorEvents.at(-1).id;
+    renderAll();
+  }
+  await refreshArtifacts();
+  setStatus(failed ? "The turn failed" : "Done", failed ? "error" : "ok");
+}
+
+// --- rendering ---
+
+function renderAll() {
+  renderChat();
+  renderTimeline();
+  renderInspector();
+}
+
+function select(id) {
+  ui.selectedId = id;
+  renderTimeline();
+  renderInspector();
+  for (const el of document.querySelectorAll("#chat-log [data-event-id]"))
+    el.classList.toggle("selected", el.dataset.eventId === id);
+}
+
+function renderChat() {
+  const log = $("chat-log");
+  const rows = ui.events.flatMap((e) => chatRows(e, select));
+  log.replaceChildren(...(rows.length ? rows : [h("p", { class: "empty" }, "No messages yet: say hello.")]));
+  for (const el of log.querySelectorAll("[data-event-id]")) el.classList.toggle("selected", el.dataset.eventId === ui.selectedId);
+  log.scrollTop = log.scrollHeight;
+}
+
+function renderTimeline() {
+  const list = $("timeline");
+  list.replaceChildren(...ui.events.map((e, i) => timelineItem(e, i, e.id === ui.selectedId, select)));
+  $("event-count").textContent = ui.events.length ? String(ui.events.length) : "";
+  list.querySelector(".selected")?.scrollIntoView({ block: "nearest" });
+}
+
+function selectedEvent() {
+  return ui.events.find((e) => e.id === ui.selectedId) ?? null;
+}
+
+function renderInspector() {
+  for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.tab === ui.tab);
+  const box = $("inspector");
+  const event = selectedEvent();
+  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab }[ui.tab];
+  box.replaceChildren(...view(event));
+}
+
+function eventTab(event) {
+  if (!event) return [h("p", { class: "empty" }, "Select an event in the timeline.")];
+  const { pending, ...shown } = event;
+  return [
+    h("div", { class: "insp-head" }, h("strong", {}, event.author), kindBadge(eventKind(event)),
+      h("code", { class: "muted" }, event.id)),
+    event.invocation_id ? h("div", { class: "muted small" }, `invocation ${event.invocation_id}`) : null,
+    jsonView(shown),
+  ];
+}
+
+function stateTab(event) {
+  if (!ui.session) return [h("p", { class: "empty" }, "No session.")];
+  const { initial, timeline } = statesAfterEvents(ui.events, ui.session.state);
+  const index = event ? ui.events.indexOf(event) : ui.events.length - 1;
+  const entry = index >= 0 ? timeline[index] : { state: initial, changed: [] };
+  const changed = new Set(entry.changed);
+  return [
+    h("div", { class: "insp-head" }, h("strong", {}, index >= 0 ? `State after event #${index + 1}` : "Initial state")),
+    changed.size
+      ? h("div", { class: "small" }, "Changed by this event: ", [...changed].map((k) => h("span", { class: "badge b-state" }, k)))
+      : h("div", { class: "muted small" }, "This event changed no state."),
+    jsonView(entry.state, changed),
+    h("div", { class: "muted small" }, "temp: keys live only during an invocation and are never stored."),
+  ];
+}
+
+function requestTab(event) {
+  if (!event) return [h("p", { class: "empty" }, "Select a model event to see what the model was asked.")];
+  const box = h("div", { class: "request" }, h("p", { class: "muted" }, "Loading…"));
+  api.modelRequest(event.id).then(
+    (request) => {
+      if (ui.selectedId !== event.id || ui.tab !== "request") return;
+      const config = request.config ?? {};
+      const tools = (config.tools ?? []).flatMap((t) => t.function_declarations ?? []).map((d) => d.name);
+      box.replaceChildren(
+        h("div", { class: "insp-head" }, h("strong", {}, "Model request"), h("code", {}, request.model ?? "")),
+        config.system_instruction ? h("h4", {}, "System instruction") : null,
+        config.system_instruction ? h("pre", { class: "instruction" }, config.system_instruction) : null,
+        tools.length ? h("h4", {}, "Tools") : null,
+        tools.length ? h("div", {}, tools.map((t) => h("span", { class: "badge b-tool" }, t))) : null,
+        h("h4", {}, `Contents (${(request.contents ?? []).length})`),
+        h("ol", { class: "contents" }, (request.contents ?? []).map((c) => h("li", {},
+          h("span", { class: `role role-${c.role}` }, c.role ?? "?"),
+          (c.parts ?? []).map((p) => h("div", { class: "part" }, partText(p)))))),
+        h("details", {}, h("summary", {}, "Raw JSON"), jsonView(request)),
+      );
+    },
+    (error) => {
+      if (error instanceof AuthRequired) openTokenDialog();
+      box.replaceChildren(h("p", { class: "muted" },
+        error instanceof ApiError && error.status === 404
+          ? "No model request for this event: only events produced by a model call have one (and the server keeps the recent ones)."
+          : String(error)));
+    },
+  );
+  return [box];
+}
+
+function partText(part) {
+  if (typeof part.text === "string") return part.thought ? `(thought) ${part.text}` : part.text;
+  if (part.function_call) return `→ ${callSignature(part.function_call)}`;
+  if (part.function_response)
+    return `← ${part.function_response.name}: ${JSON.stringify(part.function_response.response ?? {})}`;
+  if (part.inline_data) return `[${part.inline_data.mime_type ?? "bytes"} attachment]`;
+  if (part.file_data) return `[file ${part.file_data.file_uri ?? ""}]`;
+  return JSON.stringify(part);
+}
+
+function artifactsTab() {
+  if (!ui.artifacts.length) return [h("p", { class: "empty" }, "No artifacts in this session.")];
+  const viewer = h("div", { class: "artifact-view" });
+  const show = async (name) => {
+    viewer.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+    const part = await guarded(() => api.getArtifact(ui.app, ui.user, ui.session.id, name));
+    if (!part) return;
+    const blob = part.inline_data;
+    if (part.text !== undefined) viewer.replaceChildren(h("h4", {}, name), h("pre", { class: "instruction" }, part.text));
+    else if (blob?.mime_type?.startsWith("image/"))
+      viewer.replaceChildren(h("h4", {}, name), h("img", { src: `data:${blob.mime_type};base64,${blob.data}`, alt: name }));
+    else viewer.replaceChildren(h("h4", {}, name), jsonView(part));
+  };
+  return [
+    h("ul", { class: "artifact-list" }, ui.artifacts.map((name) =>
+      h("li", {}, h("button", { type: "button", class: "link", onclick: () => show(name) }, name)))),
+    viewer,
+  ];
+}
+
+// --- token dialog ---
+
+function openTokenDialog() {
+  const dialog = $("token-dialog");
+  $("token-input").value = getToken();
+  if (!dialog.open) dialog.showModal();
+}
+
+// --- wiring ---
+
+function wire() {
+  $("user-input").value = ui.user;
+  $("app-select").addEventListener("change", async (e) => {
+    ui.app = e.target.value;
+    localStorage.setItem("eventide.devui.app", ui.app);
+    await loadSessions();
+  });
+  $("user-input").addEventListener("change", async (e) => {
+    ui.user = e.target.value.trim() || "user";
+    localStorage.setItem("eventide.devui.user", ui.user);
+    await loadSessions();
+  });
+  $("session-select").addEventListener("change", (e) => openSession(e.target.value));
+  $("new-session").addEventListener("click", () => newSession());
+  $("chat-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const input = $("chat-input");
+    const text = input.value;
+    input.value = "";
+    send(text);
+  });
+  $("chat-input").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      $("chat-form").requestSubmit();
+    }
+  });
+  for (const tab of document.querySelectorAll(".tab"))
+    tab.addEventListener("click", () => {
+      ui.tab = tab.dataset.tab;
+      renderInspector();
+    });
+  $("token-button").addEventListener("click", openTokenDialog);
+  $("token-dialog").addEventListener("close", () => {
+    if ($("token-dialog").returnValue === "save") {
+      setToken($("token-input").value.trim());
+      loadApps();
+    }
+  });
+}
+
+wire();
+loadApps();
