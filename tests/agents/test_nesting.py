@@ -4,8 +4,11 @@ depth three or more, each with correct authors, branches and state."""
 
 from __future__ import annotations
 
+import asyncio
+
 from eventide import (
     AgentTool,
+    CallbackContext,
     InMemoryRunner,
     LlmAgent,
     LoopAgent,
@@ -243,10 +246,22 @@ async def test_agent_tool_wrapping_a_sequential_agent() -> None:
 
 async def test_parallel_of_loops_and_sequences() -> None:
     """Issue 4 nesting: a ParallelAgent whose branches are a LoopAgent and a SequentialAgent.
-    The exit_loop in the loop branch ends that loop, and (escalate in a branch ends the
-    fan-out) the fan-out on the same event; every event carries its branch path."""
+    The exit_loop in the loop branch ends that loop only (the loop consumed the escalation);
+    the sibling branch still finishes; every event carries its branch path."""
     looper = ScriptedModel(responses=["try 1", tool_call_response(("exit_loop", {}))])
-    seq_a = ScriptedModel(responses=["seq a"])
+    step_a = ScriptedModel(responses=["step a"])
+    step_b = ScriptedModel(responses=["step b"])
+    gate = asyncio.Event()
+
+    async def hold_until_loop_ended(
+        callback_context: CallbackContext,
+    ) -> None:
+        # step_b starts only once the loop branch has escalated: it must not be cancelled.
+        await gate.wait()
+
+    def open_gate(callback_context: CallbackContext) -> None:
+        gate.set()
+
     fan = ParallelAgent(
         name="fan",
         sub_agents=[
@@ -254,8 +269,17 @@ async def test_parallel_of_loops_and_sequences() -> None:
                 name="retry",
                 max_iterations=5,
                 sub_agents=[LlmAgent(name="looper", model=looper, tools=[exit_loop])],
+                after_agent_callback=open_gate,
             ),
-            SequentialAgent(name="steps", sub_agents=[LlmAgent(name="step_a", model=seq_a)]),
+            SequentialAgent(
+                name="steps",
+                sub_agents=[
+                    LlmAgent(name="step_a", model=step_a),
+                    LlmAgent(
+                        name="step_b", model=step_b, before_agent_callback=hold_until_loop_ended
+                    ),
+                ],
+            ),
         ],
     )
     runner = InMemoryRunner(fan, app_name="nest")
@@ -263,12 +287,38 @@ async def test_parallel_of_loops_and_sequences() -> None:
 
     events = await run_turn(runner, sid, "go")
 
-    retry_rows = [r for r in rows(events) if r[1] == "fan.retry"]
-    assert retry_rows[:2] == [
+    assert [r for r in rows(events) if r[1] == "fan.retry"] == [
         ("looper", "fan.retry", "text", "try 1"),
         ("looper", "fan.retry", "call", "exit_loop()"),
+        ("looper", "fan.retry", "response", "exit_loop -> escalate"),
     ]
-    # The escalation ends the inner loop; the fan-out ends on the same event.
-    assert retry_rows[2:] == [("looper", "fan.retry", "response", "exit_loop -> escalate")]
-    assert rows(events)[-1] == ("looper", "fan.retry", "response", "exit_loop -> escalate")
-    assert {r[1] for r in rows(events)} <= {"fan.retry", "fan.steps"}
+    assert [r for r in rows(events) if r[1] == "fan.steps"] == [
+        ("step_a", "fan.steps", "text", "step a"),
+        ("step_b", "fan.steps", "text", "step b"),
+    ]
+    assert len(events) == 5
+
+
+async def test_escalate_in_a_parallel_branch_ends_the_loop_around_it() -> None:
+    """Issue 4 nesting: Loop > Parallel > LlmAgent. exit_loop in a branch (no loop inside the
+    branch) ends the fan-out and the loop around it; the next round never starts."""
+    quitter = ScriptedModel(responses=[tool_call_response(("exit_loop", {}))])
+    loop = LoopAgent(
+        name="rounds",
+        max_iterations=3,
+        sub_agents=[
+            ParallelAgent(
+                name="fan", sub_agents=[LlmAgent(name="quitter", model=quitter, tools=[exit_loop])]
+            )
+        ],
+    )
+    runner = InMemoryRunner(loop, app_name="nest")
+    sid = await new_session(runner)
+
+    events = await run_turn(runner, sid, "go")
+
+    assert rows(events) == [
+        ("quitter", "fan.quitter", "call", "exit_loop()"),
+        ("quitter", "fan.quitter", "response", "exit_loop -> escalate"),
+    ]
+    assert quitter.calls == 1

@@ -11,7 +11,7 @@ from eventide.contexts import InvocationContext
 from eventide.errors import UsageError
 from eventide.events import Event
 
-__all__ = ["LoopAgent"]
+__all__ = ["LoopAgent", "escalation_reaches"]
 
 DEFAULT_MAX_ITERATIONS = 10
 
@@ -27,7 +27,8 @@ class LoopAgent(BaseAgent):
     An escalation ends the innermost loop around the agent that escalated: when a loop
     contains another ``LoopAgent``, an ``exit_loop`` inside the inner one ends only the inner
     loop, and the outer loop goes on with its next sub-agent. An escalation in a branch of a
-    ``ParallelAgent`` ends the fan-out and the loop around it.
+    ``ParallelAgent`` (not consumed by a loop inside that branch) ends the fan-out and the
+    loop around it.
     """
 
     max_iterations: int | None = DEFAULT_MAX_ITERATIONS
@@ -54,20 +55,23 @@ class LoopAgent(BaseAgent):
                 async with aclosing(sub_agent.run_async(ctx)) as events:
                     async for event in events:
                         yield event
-                        if event.actions.escalate and self._ends_here(event.author):
+                        if event.actions.escalate and escalation_reaches(self, event.author):
                             return
                 if ctx.end_invocation:
                     return
 
-    def _ends_here(self, author: str) -> bool:
-        """Whether an escalation by ``author`` ends this loop: no other ``LoopAgent`` stands
-        between this loop and the author (that inner loop has already ended on it)."""
-        agent = self.find_sub_agent(author)
-        if agent is None:
-            # Not one of ours (e.g. an agent reached by transfer): the escalation is ours.
-            return True
-        while agent is not None and agent is not self:
-            if isinstance(agent, LoopAgent):
-                return False
-            agent = agent.parent_agent
+
+def escalation_reaches(container: BaseAgent, author: str) -> bool:
+    """Whether an ``escalate`` event by ``author`` reaches ``container`` (a loop or a
+    fan-out around the author): False when a ``LoopAgent`` between the two has already ended
+    on it, so an inner loop's ``exit_loop`` does not also end the outer workflow."""
+    agent = container.find_sub_agent(author)
+    if agent is None:
+        # Not below the container (e.g. an agent reached by a transfer from elsewhere in the
+        # tree): no inner loop consumed the escalation.
         return True
+    while agent is not None and agent is not container:
+        if isinstance(agent, LoopAgent):
+            return False
+        agent = agent.parent_agent
+    return True

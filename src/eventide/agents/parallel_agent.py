@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from eventide.agents.base_agent import BaseAgent
+from eventide.agents.loop_agent import escalation_reaches
 from eventide.contexts import InvocationContext
 from eventide.events import Event
 
@@ -31,7 +32,8 @@ class ParallelAgent(BaseAgent):
       reach the Runner.
     - An exception in one branch, or an event with ``actions.escalate``, ends the others:
       they are cancelled at their next await; events they had not yet handed over are
-      dropped, never half-written.
+      dropped, never half-written. An escalation that a ``LoopAgent`` inside the branch
+      consumed (its ``exit_loop``) ends only that loop, not the fan-out.
     """
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -62,7 +64,7 @@ class ParallelAgent(BaseAgent):
                 # The Runner has committed the event: let its branch go on.
                 if not committed.done():
                     committed.set_result(None)
-                if event.actions.escalate:
+                if event.actions.escalate and escalation_reaches(self, event.author):
                     return
         finally:
             for task in tasks:
