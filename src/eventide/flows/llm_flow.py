@@ -163,7 +163,7 @@ def _finish_model_event(agent: LlmAgent, event: Event, request: LlmRequest) -> N
         long_running: set[str] = set()
         for call in calls:
             tool = request.tools_dict.get(call.name or "")
-            if tool is not None and tool.is_long_running:
+            if tool is not None and tool.is_long_running and call.id:
                 long_running.add(call.id)
         if long_running:
             event.long_running_tool_ids = long_running
