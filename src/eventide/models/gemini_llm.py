@@ -91,15 +91,14 @@ class GeminiLlm(RemoteLlm):
     def _get_client(self) -> Any:
         if self._client is None:
             from google import genai
+            from google.genai import types as genai_types
 
-            http_options: dict[str, Any] = {
+            http_options = genai_types.HttpOptions(
+                base_url=self.base_url,
+                timeout=int(self.timeout * 1000) if self.timeout is not None else None,
                 # Retries happen in Eventide, with its own policy, for every connector alike.
-                "retry_options": {"attempts": 1},
-            }
-            if self.timeout is not None:
-                http_options["timeout"] = int(self.timeout * 1000)
-            if self.base_url:
-                http_options["base_url"] = self.base_url
+                retry_options=genai_types.HttpRetryOptions(attempts=1),
+            )
             if self._use_vertex():
                 self._client = genai.Client(
                     vertexai=True,
