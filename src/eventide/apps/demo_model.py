@@ -317,7 +317,7 @@ def _fill_arguments(declaration: types.FunctionDeclaration, message: str) -> dic
     required = set(schema.get("required") or ())
     numbers = _NUMBER.findall(message)
     quoted = [next(g for g in groups if g) for groups in _QUOTED.findall(message)]
-    capitalized = _CAPITALIZED.findall(message)
+    capitalized = _CAPITALIZED.findall(_QUOTED.sub(" ", message))
     skip = _words(declaration.name) | _words(declaration.description or "")
     for name, prop in properties.items():
         skip |= _words(name) | {str(v).lower() for v in prop.get("enum") or ()}
@@ -344,7 +344,7 @@ def _fill_arguments(declaration: types.FunctionDeclaration, message: str) -> dic
         elif kind == "string":
             if quoted:
                 value = quoted.pop(0)
-            elif capitalized:
+            elif capitalized and (name in required or "default" not in prop):
                 value = capitalized.pop(0)
             elif plain and name in required:
                 value = plain.pop(0)
@@ -381,7 +381,11 @@ def _describe_results(results: list[types.FunctionResponse]) -> str:
         payload: Any = result.response or {}
         if isinstance(payload, dict) and set(payload) == {"result"}:
             payload = payload["result"]
-        shown = payload if isinstance(payload, str) else json.dumps(payload, default=str)
+        shown = (
+            payload
+            if isinstance(payload, str)
+            else json.dumps(payload, default=str, ensure_ascii=False)
+        )
         lines.append(f"{result.name} returned: {shown}")
     return "\n".join(lines)
 

@@ -7,7 +7,7 @@ Exit codes (the same for every command, so scripts can rely on them):
   storage backend failed.
 - 2: a usage error: bad options, an unknown or broken app, a bad database URL, a model that
   is not configured.
-- 130: interrupted (Ctrl-C).
+- 130: interrupted (Ctrl-C) during ``run``; servers exit 0 after a graceful shutdown.
 """
 
 from __future__ import annotations
@@ -223,7 +223,9 @@ def _serve(
     try:
         serve(api, host=host, port=port)
     except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)
+        # uvicorn re-raises Ctrl-C after its graceful shutdown: for a server that is the
+        # normal way to stop, not a failure.
+        pass
     except OSError as exc:  # the port is taken, the host cannot be bound
         raise _Failure(f"Cannot serve on {host}:{port}: {exc}") from exc
     sys.exit(EXIT_OK)

@@ -1,0 +1,113 @@
+"""An interactive ``eventide run`` session driven through a real terminal (pexpect)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import eventide_command
+
+pexpect = pytest.importorskip("pexpect")
+
+
+def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> object:
+    command = eventide_command()
+    # A terminal without styling, so the text can be matched as it is printed.
+    env = {**env, "TERM": "dumb"}
+    child = pexpect.spawn(
+        command[0],
+        [*command[1:], *args],
+        cwd=str(cwd),
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 200),
+    )
+    return child
+
+
+def test_interactive_chat_streams_answers_and_shows_tools_state_and_transfers(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """Two turns in a terminal: a transfer to a sub-agent that calls its tool (with a state
+    change), then a turn answered by the agent that kept the conversation; `exit` quits 0."""
+    folder = tmp_path / "desk"
+    folder.mkdir()
+    (folder / "agent.py").write_text(
+        textwrap.dedent(
+            """
+            from eventide import ToolContext
+            from eventide.agents import LlmAgent
+
+
+            def issue_refund(order_id: str, tool_context: ToolContext) -> str:
+                \"\"\"Refund an order.
+
+                Args:
+                    order_id: the order to refund.
+                \"\"\"
+                tool_context.state["refunded"] = order_id
+                return f"refund of {order_id} sent"
+
+
+            billing = LlmAgent(
+                name="billing",
+                description="Handles invoices, payments and refunds.",
+                tools=[issue_refund],
+            )
+            root_agent = LlmAgent(
+                name="desk", instruction="Route requests.", sub_agents=[billing]
+            )
+            """
+        ),
+        encoding="utf-8",
+    )
+    child = spawn(["run", "desk"], tmp_path, cli_env)
+    try:
+        child.expect("Using the offline demo model")
+        child.expect(r"session (\S+) \(new session\)")
+        child.expect_exact("you › ")
+
+        child.sendline('please refund order "B-42"')
+        child.expect_exact("⇢ transfer to billing")
+        child.expect_exact('→ issue_refund(order_id="B-42")')
+        child.expect_exact("← issue_refund: refund of B-42 sent")
+        child.expect_exact("· state refunded = B-42")
+        child.expect_exact("billing › issue_refund returned: refund of B-42 sent")
+        child.expect_exact("you › ")
+
+        child.sendline("refund order 'C-7' too")
+        child.expect_exact('→ issue_refund(order_id="C-7")')
+        child.expect_exact("billing › issue_refund returned: refund of C-7 sent")
+        child.expect_exact("you › ")
+
+        child.sendline("exit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert (folder / ".eventide" / "sessions.db").is_file()
+
+
+def test_ctrl_d_at_the_prompt_exits_0(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    folder = tmp_path / "echo_app"
+    folder.mkdir()
+    (folder / "agent.py").write_text(
+        "from eventide.agents import LlmAgent\n\nroot_agent = LlmAgent(name='echo')\n",
+        encoding="utf-8",
+    )
+    child = spawn(["run", "echo_app", "--session-db", "memory:"], tmp_path, cli_env)
+    try:
+        child.expect_exact("you › ")
+        child.sendline("hello")
+        child.expect_exact(
+            'echo › [demo model] I am echo, running offline, and I received "hello".'
+        )
+        child.expect_exact("you › ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0

@@ -1,0 +1,89 @@
+"""``eventide api-server`` / ``eventide web``: the command starts a real uvicorn server."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.cli.conftest import eventide_command, run_cli
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_until_healthy(process: subprocess.Popen[str], base: str) -> None:
+    """Poll /health until it answers (or the process died); no fixed sleep."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            out, err = process.communicate()
+            pytest.fail(f"server exited with {process.returncode}:\n{out}\n{err}")
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.05)  # polling interval for a condition, not a timing assumption
+    pytest.fail("server did not become healthy")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["api-server", "web"])
+def test_server_serves_a_new_app_on_the_demo_model_and_stops_on_sigint(
+    command: str, tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """A turn through /run on an app made by `eventide new`, with no model configured: the
+    CLI gave the app the demo model, so the real tool runs; SIGINT stops the server with 0."""
+    assert run_cli(["new", "weather_bot"], cwd=tmp_path, env=cli_env).returncode == 0
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [*eventide_command(), command, str(tmp_path), "--port", str(port), "--auth-token", "t0k"],
+        cwd=tmp_path,
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_until_healthy(process, base)
+        headers = {"Authorization": "Bearer t0k"}
+        assert httpx.get(f"{base}/list-apps", timeout=10).status_code == 401
+        assert httpx.get(f"{base}/list-apps", headers=headers, timeout=10).json() == ["weather_bot"]
+        created = httpx.post(
+            f"{base}/apps/weather_bot/users/u/sessions", headers=headers, json={}, timeout=10
+        )
+        session_id = created.json()["id"]
+        events = httpx.post(
+            f"{base}/run",
+            headers=headers,
+            json={
+                "app_name": "weather_bot",
+                "user_id": "u",
+                "session_id": session_id,
+                "new_message": {"role": "user", "parts": [{"text": "weather in Paris"}]},
+            },
+            timeout=30,
+        ).json()
+        texts = [p.get("text") for e in events for p in e["content"]["parts"] if p.get("text")]
+        assert texts == ['get_weather returned: {"city": "Paris", "forecast": "sunny, 21°C"}']
+        if command == "web":
+            page = httpx.get(f"{base}/dev-ui/", timeout=10, follow_redirects=True)
+            assert page.status_code == 200
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith("Using the offline demo model for weather_bot")
+    assert f"Serving 1 app(s) from {tmp_path.resolve()} at {base}" in out
+    assert (tmp_path / ".eventide" / "sessions.db").is_file()
