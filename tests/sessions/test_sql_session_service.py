@@ -256,8 +256,7 @@ async def test_full_synchronous_mode_works(tmp_path: Path) -> None:
     await service.append_event(session, Event(author="a"))
     store: Any = service._store
 
-    def pragmas() -> tuple[int, str]:
-        conn = store._conn
+    def pragmas(conn: sqlite3.Connection) -> tuple[int, str]:
         return (
             conn.execute("PRAGMA synchronous").fetchone()[0],
             conn.execute("PRAGMA journal_mode").fetchone()[0],

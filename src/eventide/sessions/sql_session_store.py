@@ -20,6 +20,7 @@ __all__ = [
     "SessionStore",
     "StoredEvent",
     "dumps_json",
+    "encode_json",
     "loads_state",
     "merged_state",
     "split_delta",
@@ -190,7 +191,11 @@ def loads_state(text: str | None, where: str) -> dict[str, Any]:
 
 def dumps_json(value: dict[str, Any]) -> str:
     """Compact JSON text for a state dict."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return encode_json(value)
+
+
+# One encoder, built once: json.dumps with options builds a new encoder on every call.
+encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def merged_state(row: Any, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:

@@ -1,25 +1,34 @@
-"""The SQLite store: one connection on one dedicated thread, one thread hop per operation.
+"""The SQLite store: whole transactions in one step, inline when that is cheapest.
 
-Each operation (an append with its state changes, a read, a create) runs as one Python
-function on the store's thread, inside one SQLite transaction. Per-statement thread hops
-(what an asyncio SQLite driver does) cost tens of microseconds each; a whole transaction
-in one hop is what keeps a committed event under ~100 microseconds. The thread does not
-belong to any event loop, so the store works from any loop, one after another.
+Each operation (an append with its state changes, a read, a create) is one Python function
+running one SQLite transaction. Where it runs:
 
-Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``), so several processes
-appending to one file queue on the lock (waiting up to the busy timeout) instead of failing
-on a lock upgrade; every read-modify-write of state happens under that lock.
+- **inline**, on the event loop's thread, when it cannot wait: a read (WAL readers never
+  wait), or a write with ``synchronous=NORMAL`` (no fsync at commit) whose write lock is
+  free right now (the inline connection's busy timeout is 0). Such a transaction costs tens
+  of microseconds, less than handing it to a thread and back, which on a loaded machine
+  costs hundreds;
+- **on the store's own thread** otherwise: when another process holds the write lock (the
+  thread waits up to ``busy_timeout``), with ``synchronous=FULL`` (an fsync per commit),
+  and for WAL checkpoints (which fsync). So the event loop never waits on a lock or a disk
+  flush.
+
+Neither place belongs to an event loop, so the store works from any loop, one after another.
+Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``), so several processes queue
+on the lock instead of failing on a lock upgrade; every read-modify-write of state happens
+under that lock.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from eventide.errors import BackendError
+from eventide.errors import BackendError, CorruptRecordError
 from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
 from eventide.sessions.sql_session_store import (
     AppendOutcome,
@@ -27,6 +36,7 @@ from eventide.sessions.sql_session_store import (
     LoadedSession,
     StoredEvent,
     dumps_json,
+    encode_json,
     loads_state,
     merged_state,
 )
@@ -47,6 +57,19 @@ _INSERT_EVENT = (
     "INSERT INTO events (session_pk, seq, app_name, user_id, session_id, id, invocation_id, "
     "timestamp, event) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_pk, id) DO NOTHING"
 )
+_BUMP_MERGING = (
+    "UPDATE sessions SET last_seq = last_seq + 1, update_time = ?, state = {merge} "
+    "WHERE app_name = ? AND user_id = ? AND id = ? RETURNING pk, last_seq"
+)
+_MERGE_APP = (
+    "INSERT INTO app_states (app_name, state, update_time) VALUES (?, {new}, ?) "
+    "ON CONFLICT (app_name) DO UPDATE SET state = {old}, update_time = excluded.update_time"
+)
+_MERGE_USER = (
+    "INSERT INTO user_states (app_name, user_id, state, update_time) VALUES (?, ?, {new}, ?) "
+    "ON CONFLICT (app_name, user_id) DO UPDATE SET state = {old}, "
+    "update_time = excluded.update_time"
+)
 _SET_SESSION_STATE = "UPDATE sessions SET state = ? WHERE pk = ?"
 _APP_STATE = "SELECT state FROM app_states WHERE app_name = ?"
 _PUT_APP_STATE = (
@@ -66,10 +89,17 @@ _SESSION_WITH_STATES = (
     "LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id "
     "WHERE s.app_name = ? AND s.user_id = ? AND s.id = ?"
 )
+# Newest first through the primary key (session_pk, seq), so a LIMIT stops early; the
+# timestamp filter is a separate statement so the planner never trades that order away.
 _EVENTS = (
+    "SELECT seq, id, event FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? "
+    "ORDER BY seq DESC LIMIT ?"
+)
+_EVENTS_AFTER_TIME = (
     "SELECT seq, id, event FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? "
     "AND timestamp >= ? ORDER BY seq DESC LIMIT ?"
 )
+_CHECKPOINT_EVERY = 500
 
 
 class SqliteSessionStore:
@@ -89,33 +119,77 @@ class SqliteSessionStore:
         self._synchronous = synchronous
         self._busy_timeout = busy_timeout
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eventide-sqlite")
-        self._conn: sqlite3.Connection | None = None
+        self._thread_conn: sqlite3.Connection | None = None  # used only on the store's thread
+        self._inline_conn: sqlite3.Connection | None = None  # used only under _inline_lock
+        self._inline_lock = threading.Lock()
+        self._inline_writes = synchronous == "NORMAL"
+        self._commits_since_checkpoint = 0
 
-    # --- the thread hop ---
-    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+    # --- where an operation runs ---
+    async def _run(self, fn: Callable[..., _T], *args: Any, write: bool = True) -> _T:
+        """Run ``fn(conn, *args)`` inline when it cannot wait, else on the store's thread."""
+        if (self._inline_writes or not write) and self._inline_lock.acquire(blocking=False):
+            try:
+                conn = self._inline_conn or self._open_inline()
+                try:
+                    result = fn(conn, *args)
+                except sqlite3.OperationalError as exc:
+                    if not _is_busy(exc):
+                        raise self._backend_error(exc) from exc
+                    # Another process holds the write lock: wait for it on the thread.
+                except sqlite3.Error as exc:
+                    raise self._backend_error(exc) from exc
+                else:
+                    if write:
+                        self._after_inline_commit()
+                    return result
+            finally:
+                self._inline_lock.release()
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self._executor, fn, *args)
+            return await loop.run_in_executor(self._executor, self._on_thread, fn, args)
         except sqlite3.Error as exc:
-            raise BackendError(
-                f"SQLite database {self._path!r} failed: {exc}. Nothing of this operation was "
-                "committed. If the database is locked, another process held the write lock "
-                f"longer than busy_timeout={self._busy_timeout}s."
-            ) from exc
+            raise self._backend_error(exc) from exc
 
-    def _connection(self) -> sqlite3.Connection:
-        conn = self._conn
+    def _on_thread(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
+        conn = self._thread_conn
         if conn is None:
-            conn = sqlite3.connect(
-                self._path,
-                timeout=self._busy_timeout,
-                isolation_level=None,  # explicit BEGIN IMMEDIATE / COMMIT
-                cached_statements=256,
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            self._conn = conn
+            conn = self._thread_conn = self._open(timeout=self._busy_timeout)
+        return fn(conn, *args)
+
+    def _backend_error(self, exc: sqlite3.Error) -> BackendError:
+        return BackendError(
+            f"SQLite database {self._path!r} failed: {exc}. Nothing of this operation was "
+            "committed. If the database is locked, another process held the write lock "
+            f"longer than busy_timeout={self._busy_timeout}s."
+        )
+
+    def _open(self, *, timeout: float) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self._path,
+            timeout=timeout,
+            isolation_level=None,  # explicit BEGIN IMMEDIATE / COMMIT
+            check_same_thread=False,  # the inline connection follows the running loop
+            cached_statements=256,
+        )
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(f"PRAGMA synchronous={self._synchronous}")
         return conn
+
+    def _open_inline(self) -> sqlite3.Connection:
+        conn = self._open(timeout=0)
+        # Checkpoints fsync; they run on the store's thread (see _after_inline_commit).
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        self._inline_conn = conn
+        return conn
+
+    def _after_inline_commit(self) -> None:
+        self._commits_since_checkpoint += 1
+        if self._commits_since_checkpoint >= _CHECKPOINT_EVERY:
+            self._commits_since_checkpoint = 0
+            # Fire and forget on the store's thread: a failed passive checkpoint is harmless
+            # (the WAL just grows until the next one), and nothing awaits it.
+            self._executor.submit(self._on_thread, _checkpoint, ())
 
     @staticmethod
     def _transaction(conn: sqlite3.Connection, body: Callable[[], _T]) -> _T:
@@ -132,10 +206,14 @@ class SqliteSessionStore:
 
     # --- schema ---
     async def migrate(self) -> int:
-        return await self._run(self._migrate)
+        # On the thread: it may wait for another process that is migrating right now.
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, self._on_thread, self._migrate, ())
+        except sqlite3.Error as exc:
+            raise self._backend_error(exc) from exc
 
-    def _migrate(self) -> int:
-        conn = self._connection()
+    def _migrate(self, conn: sqlite3.Connection) -> int:
 
         def body() -> int:
             conn.execute(VERSION_TABLE_DDL)
@@ -175,13 +253,13 @@ class SqliteSessionStore:
 
     def _create(
         self,
+        conn: sqlite3.Connection,
         app_name: str,
         user_id: str,
         session_id: str,
         deltas: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
         now: float,
     ) -> dict[str, Any] | None:
-        conn = self._connection()
         session_state, app_delta, user_delta = deltas
 
         def body() -> dict[str, Any] | None:
@@ -222,10 +300,12 @@ class SqliteSessionStore:
             upto_seq,
             num_recent,
             after_timestamp,
+            write=False,
         )
 
     def _load(
         self,
+        conn: sqlite3.Connection,
         app_name: str,
         user_id: str,
         session_id: str,
@@ -234,7 +314,6 @@ class SqliteSessionStore:
         num_recent: int | None,
         after_timestamp: float | None,
     ) -> LoadedSession | None:
-        conn = self._connection()
         row = conn.execute(_SESSION_WITH_STATES, (app_name, user_id, session_id)).fetchone()
         if row is None:
             return None
@@ -263,16 +342,13 @@ class SqliteSessionStore:
         after_timestamp: float | None,
         limit: int | None,
     ) -> list[StoredEvent]:
-        rows = conn.execute(
-            _EVENTS,
-            (
-                pk,
-                after_seq,
-                upto_seq,
-                float("-inf") if after_timestamp is None else after_timestamp,
-                -1 if limit is None else limit,
-            ),
-        ).fetchall()
+        n = -1 if limit is None else limit
+        if after_timestamp is None:
+            rows = conn.execute(_EVENTS, (pk, after_seq, upto_seq, n)).fetchall()
+        else:
+            rows = conn.execute(
+                _EVENTS_AFTER_TIME, (pk, after_seq, upto_seq, after_timestamp, n)
+            ).fetchall()
         rows.reverse()
         return [StoredEvent(seq=r[0], event_id=r[1], event_json=r[2]) for r in rows]
 
@@ -295,16 +371,14 @@ class SqliteSessionStore:
         sql += " ORDER BY user_id, id LIMIT ?"
         params.append(-1 if limit is None else limit)
 
-        def query() -> list[tuple[str, str, float]]:
-            rows = self._connection().execute(sql, params).fetchall()
+        def query(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
+            rows = conn.execute(sql, params).fetchall()
             return [(r[0], r[1], float(r[2])) for r in rows]
 
-        return await self._run(query)
+        return await self._run(query, write=False)
 
     async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        def delete() -> None:
-            conn = self._connection()
-
+        def delete(conn: sqlite3.Connection) -> None:
             def body() -> None:
                 row = conn.execute(
                     "SELECT pk FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?",
@@ -321,8 +395,7 @@ class SqliteSessionStore:
     async def append(self, request: AppendRequest) -> AppendOutcome:
         return await self._run(self._append, request)
 
-    def _append(self, r: AppendRequest) -> AppendOutcome:
-        conn = self._connection()
+    def _append(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
         conn.execute("BEGIN IMMEDIATE")
         try:
             outcome = self._append_locked(conn, r)
@@ -335,8 +408,19 @@ class SqliteSessionStore:
         return outcome
 
     def _append_locked(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
-        where = (r.timestamp, r.app_name, r.user_id, r.session_id)
-        rows = conn.execute(_BUMP_WITH_STATE if r.session_delta else _BUMP, where).fetchall()
+        where = (r.app_name, r.user_id, r.session_id)
+        session_set = _json_set_args(r.session_delta) if r.session_delta else None
+        if not r.session_delta:
+            rows = conn.execute(_BUMP, (r.timestamp, *where)).fetchall()
+        elif session_set is not None:
+            # Merge in SQL (json_set, in C): no read, parse and rewrite of the state in Python.
+            sql, args = session_set
+            statement = _BUMP_MERGING.format(merge=sql.format(target="state"))
+            rows = _guarded(
+                conn, statement, (r.timestamp, *args, *where), f"session {r.session_id!r}"
+            )
+        else:
+            rows = conn.execute(_BUMP_WITH_STATE, (r.timestamp, *where)).fetchall()
         if not rows:
             conn.execute("ROLLBACK")
             return AppendOutcome(status="missing", seq=0, before=0)
@@ -368,7 +452,7 @@ class SqliteSessionStore:
             if before != r.expected_seq:
                 self._fill_missed(conn, r, pk, before, outcome)
             return outcome
-        if r.session_delta:
+        if r.session_delta and session_set is None:
             state = loads_state(row[2], f"session {r.session_id!r}")
             state.update(r.session_delta)
             conn.execute(_SET_SESSION_STATE, (dumps_json(state), pk))
@@ -398,6 +482,14 @@ class SqliteSessionStore:
     def _merge_app(
         conn: sqlite3.Connection, app_name: str, delta: dict[str, Any], now: float
     ) -> None:
+        merge = _json_set_args(delta)
+        if merge is not None:
+            sql, args = merge
+            statement = _MERGE_APP.format(
+                new=sql.format(target="'{}'"), old=sql.format(target="app_states.state")
+            )
+            _guarded(conn, statement, (app_name, *args, now, *args), f"app {app_name!r}")
+            return
         row = conn.execute(_APP_STATE, (app_name,)).fetchone()
         state = loads_state(row[0], f"app {app_name!r}") if row else {}
         state.update(delta)
@@ -407,18 +499,70 @@ class SqliteSessionStore:
     def _merge_user(
         conn: sqlite3.Connection, app_name: str, user_id: str, delta: dict[str, Any], now: float
     ) -> None:
+        merge = _json_set_args(delta)
+        if merge is not None:
+            sql, args = merge
+            statement = _MERGE_USER.format(
+                new=sql.format(target="'{}'"), old=sql.format(target="user_states.state")
+            )
+            where = f"user {user_id!r} of app {app_name!r}"
+            _guarded(conn, statement, (app_name, user_id, *args, now, *args), where)
+            return
         row = conn.execute(_USER_STATE, (app_name, user_id)).fetchone()
         state = loads_state(row[0], f"user {user_id!r} of app {app_name!r}") if row else {}
         state.update(delta)
         conn.execute(_PUT_USER_STATE, (app_name, user_id, dumps_json(state), now))
 
     async def close(self) -> None:
-        def close() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        def close_thread_connection() -> None:
+            if self._thread_conn is not None:
+                self._thread_conn.close()
+                self._thread_conn = None
 
         try:
-            await asyncio.get_running_loop().run_in_executor(self._executor, close)
+            await asyncio.get_running_loop().run_in_executor(
+                self._executor, close_thread_connection
+            )
         finally:
             self._executor.shutdown(wait=False)
+            with self._inline_lock:
+                if self._inline_conn is not None:
+                    self._inline_conn.close()
+                    self._inline_conn = None
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED (any extended code): the lock is held elsewhere."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return "locked" in str(exc) or "busy" in str(exc)
+    return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+
+def _json_set_args(delta: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """``json_set({target}, ?, json(?), ...)`` and its arguments for a delta, or None when a
+    key cannot be written as a JSON path label (it contains a double quote)."""
+    args: list[str] = []
+    for key, value in delta.items():
+        if '"' in key:
+            return None
+        args.append(f'$."{key}"')
+        args.append(encode_json(value))
+    return "json_set({target}" + ", ?, json(?)" * len(delta) + ")", args
+
+
+def _guarded(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...], where: str) -> list[Any]:
+    """Run a statement that merges into stored JSON; unparsable stored JSON is corrupt."""
+    try:
+        return conn.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "malformed JSON" not in str(exc):
+            raise
+        raise CorruptRecordError(
+            f"The stored state of {where} is not valid JSON ({exc}). Repair or delete the "
+            "row; the rest of the database is unaffected."
+        ) from exc
