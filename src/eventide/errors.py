@@ -14,6 +14,7 @@
     │   └── AppLoadError                    an agent app that cannot be found or imported
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
     ├── ModelError                          the model provider reported an error or failed
+    ├── CredentialExchangeError             an OAuth2 token endpoint refused or failed an exchange
     ├── ToolError                           a tool raised; ``__cause__`` holds the original
     │   └── McpConnectionError              an MCP server could not be started, reached or kept
     ├── BackendError                        a session/artifact/memory store failed or went away
@@ -38,6 +39,7 @@ __all__ = [
     "BackendError",
     "ConfigurationError",
     "CorruptRecordError",
+    "CredentialExchangeError",
     "EventideError",
     "InternalError",
     "InvalidArtifactNameError",
@@ -136,6 +138,20 @@ class ModelError(EventideError):
     def __init__(self, message: str, *, error_code: str | None = None) -> None:
         super().__init__(message)
         self.error_code = error_code
+
+
+class CredentialExchangeError(EventideError):
+    """An OAuth2 token endpoint refused or failed to exchange a code (or refresh a token).
+
+    Attributes:
+        token_uri: the token endpoint.
+        status_code: its HTTP status (None when it could not be reached).
+    """
+
+    def __init__(self, message: str, *, token_uri: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.token_uri = token_uri
+        self.status_code = status_code
 
 
 class ToolError(EventideError):
