@@ -276,13 +276,32 @@ async def _state_events(api: Api, svc: Any, warmup: int, reps: int) -> list[floa
     return samples
 
 
+def _agent_code_per_event(api: Api, warmup: int, reps: int) -> list[float]:
+    """What the agent's own code costs per event (building Event and EventActions), with no
+    runtime around it: subtract it from the per-event figures to get the runtime's share."""
+    event_cls, actions_cls = api.Event, api.EventActions
+    samples: list[float] = []
+    for i in range(warmup + reps):
+        start = perf_counter()
+        for n in range(STATE_EVENTS):
+            event_cls(
+                author="counter",
+                invocation_id="e-1",
+                actions=actions_cls(state_delta={"counter": n}),
+            )
+        if i >= warmup:
+            samples.append((perf_counter() - start) * 1e6 / STATE_EVENTS)
+    return samples
+
+
 async def run_state_events(api: Api, p: dict[str, int]) -> Samples:
     metrics: dict[str, list[float]] = {}
     skipped: dict[str, str] = {}
+    metrics["agent_code_per_event_us"] = _agent_code_per_event(api, p["warmup"], p["reps"])
     metrics["memory_per_event_us"] = await _state_events(
         api, api.InMemorySessionService(), p["warmup"], p["reps"]
     )
-    for backend in ("sqlite", "postgres"):
+    for backend in ("sqlite", "sqlite_full", "postgres"):
         async with _sql_service(api, backend) as (svc, reason):
             if svc is None:
                 skipped[f"{backend}_per_event_us"] = reason
@@ -311,7 +330,15 @@ class _sql_service:  # noqa: N801 - used as a context manager, reads like a func
         api = self.api
         if api.sql_session_service is None:
             return None, f"no SQL session service: {api.sql_unavailable_reason}"
-        if self.backend == "sqlite":
+        options: dict[str, Any] = {}
+        if self.backend == "sqlite_full":
+            if api.name != "eventide":
+                return None, (
+                    "no such setting; google-adk's SQLite runs with SQLite's defaults "
+                    "(rollback journal, synchronous=FULL): compare with its SQLite row"
+                )
+            options["synchronous"] = "FULL"
+        if self.backend.startswith("sqlite"):
             self.tmp = tempfile.TemporaryDirectory(prefix="eventide-bench-")
             url = f"sqlite+aiosqlite:///{self.tmp.name}/sessions.db"
         else:
@@ -321,7 +348,7 @@ class _sql_service:  # noqa: N801 - used as a context manager, reads like a func
                 return None, f"PostgreSQL unavailable: {exc}"
             except Exception as exc:  # asyncpg's errors have no common importable base here
                 return None, f"PostgreSQL unavailable: {type(exc).__name__}: {exc}"
-        self.svc = api.sql_session_service(url)
+        self.svc = api.sql_session_service(url, **options)
         return self.svc, ""
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -506,7 +533,17 @@ SCENARIOS: dict[int, Scenario] = {
                 goal=100,
                 adk_reference="2,700 us",
             ),
+            Metric(
+                name="sqlite_full_per_event_us",
+                unit="us",
+                title="per event, SQLite synchronous=FULL",
+            ),
             Metric(name="postgres_per_event_us", unit="us", title="per event, PostgreSQL"),
+            Metric(
+                name="agent_code_per_event_us",
+                unit="us",
+                title="agent's own code per event (Event + EventActions), no runtime",
+            ),
         ),
         full={"rounds": 3, "warmup": 2, "reps": 8, "sql_warmup": 1, "sql_reps": 2},
         quick={"rounds": 1, "warmup": 1, "reps": 3, "sql_warmup": 1, "sql_reps": 1},

@@ -57,18 +57,21 @@ def test_quick_run_writes_positive_figures_for_scenarios_2_and_5(tmp_path: Path)
     assert set(state["metrics"]) == {
         "memory_per_event_us",
         "sqlite_per_event_us",
+        "sqlite_full_per_event_us",
         "postgres_per_event_us",
+        "agent_code_per_event_us",
     }
     measured = [
         plain["metrics"]["turn_us"]["eventide"],
         plain["metrics"]["fake_model_us"]["eventide"],
         state["metrics"]["memory_per_event_us"]["eventide"],
+        state["metrics"]["agent_code_per_event_us"]["eventide"],
     ]
     for entry in measured:
         assert entry["n"] == len(entry["samples"]) > 0
         assert 0 < entry["min"] <= entry["q1"] <= entry["median"] <= entry["q3"] <= entry["max"]
     # SQL backends are measured when their service exists, else skipped with a reason.
-    for backend in ("sqlite_per_event_us", "postgres_per_event_us"):
+    for backend in ("sqlite_per_event_us", "sqlite_full_per_event_us", "postgres_per_event_us"):
         side = state["metrics"][backend]["eventide"]
         assert side.get("median", 0) > 0 or side["skipped"]
 
