@@ -88,6 +88,7 @@ def dev_ui_server() -> Iterator[ThreadedServer]:
         yield server
 
 
+@pytest.mark.slow
 def test_chat_streams_the_answer_and_shows_the_timeline(dev_ui_server: ThreadedServer) -> None:
     """Spec, streaming and event kinds: the answer arrives as partial chunks, then the
     timeline shows each committed event with its author, kind and actions; the state view

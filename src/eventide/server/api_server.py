@@ -116,6 +116,7 @@ def create_app(
     )
     api.state.eventide_registry = registry
     api.state.eventide_recorder = recorder
+    api.state.eventide_inflight = inflight
 
     @api.get("/health", summary="Liveness check (never needs a token)", tags=["server"])
     async def health() -> dict[str, str]:
