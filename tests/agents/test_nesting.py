@@ -322,3 +322,34 @@ async def test_escalate_in_a_parallel_branch_ends_the_loop_around_it() -> None:
         ("quitter", "fan.quitter", "response", "exit_loop -> escalate"),
     ]
     assert quitter.calls == 1
+
+
+async def test_transfer_inside_a_parallel_branch_stays_on_the_branch() -> None:
+    """Issue 4 nesting: an LlmAgent in a fan-out transfers to its own child; the child's
+    events carry the branch, and its history holds only that branch and shared events."""
+    router = ScriptedModel(responses=[transfer("helper")])
+    helper = ScriptedModel(responses=["helped"])
+    other = ScriptedModel(responses=["other done"])
+    fan = ParallelAgent(
+        name="fan",
+        sub_agents=[
+            LlmAgent(
+                name="router", model=router, sub_agents=[LlmAgent(name="helper", model=helper)]
+            ),
+            LlmAgent(name="other", model=other),
+        ],
+    )
+    runner = InMemoryRunner(fan, app_name="nest")
+    sid = await new_session(runner)
+
+    events = await run_turn(runner, sid, "go")
+
+    assert [r for r in rows(events) if r[1] == "fan.router"] == [
+        ("router", "fan.router", "call", "transfer_to_agent(agent_name=helper)"),
+        ("router", "fan.router", "response", "transfer_to_agent -> helper"),
+        ("helper", "fan.router", "text", "helped"),
+    ]
+    assert [r for r in rows(events) if r[1] == "fan.other"] == [
+        ("other", "fan.other", "text", "other done"),
+    ]
+    assert not any("other" in t for t in request_texts(helper.requests[0].contents))

@@ -9,7 +9,7 @@ a final response, the target's answer is.
 
 from __future__ import annotations
 
-from eventide import InMemoryRunner, LlmAgent
+from eventide import InMemoryRunner, LlmAgent, Runner
 from eventide.testing import ScriptedModel, text_response, tool_call_response
 from tests.agents.multi_agent_helpers import (
     declaration,
@@ -341,3 +341,27 @@ async def test_transfer_and_text_in_one_response() -> None:
         ("tech", None, "text", "Tech here."),
     ]
     assert not events[0].is_final_response()
+
+
+async def test_sticky_routing_skips_authors_no_longer_in_the_tree() -> None:
+    """Routing rule: an author that is not in the current tree (an agent since removed) is
+    skipped; the latest known author that can transfer back keeps the conversation."""
+    desk = Desk()
+    desk.root_model.add(transfer("billing"))
+    desk.billing_model.add("Invoice 42 is paid.", "Billing again.")
+    sid = await new_session(desk.runner)
+    await run_turn(desk.runner, sid, "invoice?")
+    # Another version of the app, whose only agent is `legacy_bot`, answers one turn.
+    legacy = Runner(
+        app_name="desk",
+        agent=LlmAgent(name="legacy_bot", model=ScriptedModel(responses=["Legacy answer."])),
+        session_service=desk.runner.session_service,
+    )
+    assert rows(await run_turn(legacy, sid, "hello?")) == [
+        ("legacy_bot", None, "text", "Legacy answer.")
+    ]
+
+    events = await run_turn(desk.runner, sid, "and my other invoice?")
+
+    assert rows(events) == [("billing", None, "text", "Billing again.")]
+    assert desk.root_model.calls == 1

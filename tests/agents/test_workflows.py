@@ -588,3 +588,38 @@ async def test_inner_loop_escalate_ends_only_the_inner_loop() -> None:
         ("quitter", None, "response", "exit_loop -> escalate"),
         ("after", None, "text", "after 2"),
     ]
+
+
+async def test_caller_leaving_early_cancels_every_branch() -> None:
+    """Structured concurrency (STYLE 'no task without an owner'): when the Runner's caller
+    stops iterating mid fan-out, every branch task is cancelled; nothing more is committed."""
+    probes = [_Probe(), _Probe()]
+    started = [asyncio.Event(), asyncio.Event()]
+
+    def branch(n: int) -> ScriptAgent:
+        async def body(agent: BaseAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+            yield say(agent, ctx, f"b{n} step 1")
+            started[n].set()
+            await probes[n].hold(asyncio.Event())
+            yield say(agent, ctx, f"b{n} step 2")
+
+        return ScriptAgent(name=f"b{n}", body=body)
+
+    runner = InMemoryRunner(ParallelAgent(name="fan", sub_agents=[branch(0), branch(1)]))
+    sid = await new_session(runner)
+    events = runner.run_async(
+        user_id="u", session_id=sid, new_message=types.Content(parts=[types.Part(text="go")])
+    )
+    first = await anext(events)
+    second = await anext(events)
+    # Asking for `second` let `first`'s branch resume (its event was committed); `second`'s
+    # branch still waits for the commit of its event (the caller has not asked for more).
+    n = 0 if first.author == "b0" else 1
+    await started[n].wait()
+    await events.aclose()
+
+    assert sorted([first.text, second.text]) == ["b0 step 1", "b1 step 1"]
+    assert probes[n].outcome == "cancelled"
+    assert probes[1 - n].outcome is None and not started[1 - n].is_set()
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+    assert rows(await stored_events(runner, sid))[1:] == rows([first, second])
