@@ -90,7 +90,10 @@ _POSTGRES_SCHEMA = (
         text TEXT NOT NULL,
         tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
         UNIQUE (app_name, user_id, session_id, event_id))""",
-    "CREATE INDEX IF NOT EXISTS eventide_memory_tsv ON eventide_memory USING GIN (tsv)",
+    # fastupdate off: a bulk re-index would otherwise sit in the GIN pending list, which
+    # every search scans linearly until (auto)vacuum merges it.
+    """CREATE INDEX IF NOT EXISTS eventide_memory_tsv ON eventide_memory USING GIN (tsv)
+        WITH (fastupdate = off)""",
 )
 
 _INSERT = """INSERT INTO eventide_memory
@@ -106,29 +109,41 @@ _SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content
     ORDER BY bm25(eventide_memory_fts), m.timestamp DESC
     LIMIT :limit"""
 
-_POSTGRES_SEARCH = """WITH terms AS (
-        SELECT DISTINCT plainto_tsquery('english', w) AS q
-        FROM unnest(CAST(:words AS text[])) AS w
-    ), useful AS (
-        SELECT q FROM terms WHERE numnode(q) > 0
-    ), scoped AS (
-        SELECT tsv FROM eventide_memory WHERE app_name = :app_name AND user_id = :user_id
-    ), weighted AS (
-        SELECT q, CAST(ln(1 + (total - df + 0.5) / (df + 0.5)) AS float8) AS idf
-        FROM (
-            SELECT u.q,
-                   (SELECT count(*) FROM scoped AS s WHERE s.tsv @@ u.q) AS df,
-                   (SELECT count(*) FROM scoped) AS total
-            FROM useful AS u
-        ) AS counts
+# Every CTE is MATERIALIZED so that each runs once: inlined, the per-word counts would be
+# re-evaluated for every candidate row. Candidates come from one GIN lookup of any query
+# word; each word's document frequency is counted among those candidates.
+_POSTGRES_SEARCH = """WITH useful AS MATERIALIZED (
+        SELECT DISTINCT q FROM (
+            SELECT plainto_tsquery('english', w) AS q
+            FROM unnest(CAST(:words AS text[])) AS w
+        ) AS terms
+        WHERE numnode(q) > 0
+    ), candidates AS MATERIALIZED (
+        SELECT id, tsv FROM eventide_memory
+        WHERE app_name = :app_name AND user_id = :user_id AND tsv @@ (
+            SELECT CAST(string_agg('(' || CAST(q AS text) || ')', ' | ') AS tsquery)
+            FROM useful
+        )
+    ), total AS MATERIALIZED (
+        SELECT count(*) AS n FROM eventide_memory
+        WHERE app_name = :app_name AND user_id = :user_id
+    ), weighted AS MATERIALIZED (
+        SELECT u.q, CAST(ln(1 + (total.n - d.df + 0.5) / (d.df + 0.5)) AS float8) AS idf
+        FROM useful AS u
+        CROSS JOIN total
+        CROSS JOIN LATERAL (
+            SELECT count(*) AS df FROM candidates AS c WHERE c.tsv @@ u.q
+        ) AS d
+    ), scored AS (
+        SELECT c.id, sum(w.idf * (1 + ts_rank(c.tsv, w.q))) AS score
+        FROM candidates AS c JOIN weighted AS w ON c.tsv @@ w.q
+        GROUP BY c.id
+        ORDER BY score DESC
+        LIMIT :limit
     )
-    SELECT m.session_id, m.author, m.timestamp, m.content,
-           sum(w.idf * (1 + ts_rank(m.tsv, w.q))) AS score
-    FROM eventide_memory AS m JOIN weighted AS w ON m.tsv @@ w.q
-    WHERE m.app_name = :app_name AND m.user_id = :user_id
-    GROUP BY m.id
-    ORDER BY score DESC, m.timestamp DESC
-    LIMIT :limit"""
+    SELECT m.session_id, m.author, m.timestamp, m.content
+    FROM scored AS s JOIN eventide_memory AS m ON m.id = s.id
+    ORDER BY s.score DESC, m.timestamp DESC"""
 
 
 class SqlMemoryService(BaseMemoryService):
