@@ -41,10 +41,18 @@ Semantics (every backend, the in-memory one included, follows them):
   :class:`~eventide.errors.CorruptRecordError` naming the session and event; other sessions
   stay readable. An event bigger than ``max_event_bytes`` raises
   :class:`~eventide.errors.RecordTooLargeError` and nothing is stored. After a lost
-  connection, the next operation reconnects (PostgreSQL pings pooled connections first).
+  connection, the next operation reconnects (on PostgreSQL, an operation that is safe to
+  repeat -- a read, an append, a delete -- is retried once on a fresh connection).
 - **Event loops.** The service may be used from several event loops one after another (each
-  test's loop, ``Runner.run``'s private loop). SQLite work runs on the store's own thread;
-  PostgreSQL opens one engine per loop. Call ``await service.close()`` when done.
+  test's loop, ``Runner.run``'s private loop). SQLite work runs inline or on the store's
+  own thread, neither tied to a loop; PostgreSQL opens one engine per loop (the previous
+  loop's connections are terminated). Call ``await service.close()`` when done.
+- **Performance.** An append is one transaction in one step: on SQLite, an uncontended
+  ``NORMAL`` commit runs inline (tens of microseconds: less than a thread hop), and goes to
+  the store's thread only to wait for another process's lock or for an fsync (``FULL``);
+  on PostgreSQL it is one statement, one round trip. State deltas merge in SQL
+  (``json_set`` / ``jsonb ||``), nothing is re-read after a write, and reads fetch only the
+  requested events, newest first through the primary key.
 """
 
 from __future__ import annotations
