@@ -55,15 +55,17 @@ _INVOICES: dict[str, dict[str, Any]] = {
 _SERVICES: dict[str, str] = {"api": "degraded", "dashboard": "operational", "email": "operational"}
 
 
-def look_up_invoice(invoice_id: str) -> dict[str, Any]:
-    """Look up an invoice by its id.
+def look_up_invoice(invoice_number: int) -> dict[str, Any]:
+    """Look up an invoice by its number.
 
     Args:
-        invoice_id: the invoice number, e.g. "INV-1001".
+        invoice_number: the digits of the invoice id, e.g. 1001 for "INV-1001".
     """
-    invoice = _INVOICES.get(invoice_id.strip().upper())
+    # abs(): "INV-1001" read literally gives -1001; invoice numbers are never negative.
+    invoice_id = f"INV-{abs(invoice_number)}"
+    invoice = _INVOICES.get(invoice_id)
     if invoice is None:
-        return {"error": f"No invoice {invoice_id!r}. Ask the customer to check the number."}
+        return {"error": f"No invoice {invoice_id}. Ask the customer to check the number."}
     return {"invoice_id": invoice_id, **invoice}
 
 

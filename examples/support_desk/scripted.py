@@ -40,7 +40,7 @@ def scripted_models() -> dict[str, ScriptedModel]:
         ),
         "billing": ScriptedModel(
             responses=[
-                tool_call_response(("look_up_invoice", {"invoice_id": "INV-1001"})),
+                tool_call_response(("look_up_invoice", {"invoice_number": 1001})),
                 "Invoice INV-1001 ($120.00) was indeed paid twice on 2026-11-02. Shall I open "
                 "a refund ticket?",
                 tool_call_response(

@@ -41,7 +41,7 @@ NOTICE_2 = (
 EXPECTED: list[tuple[int, Row]] = [
     (1, ("triage", None, "call", "transfer_to_agent(agent_name=billing)")),
     (1, ("triage", None, "response", "transfer_to_agent -> billing")),
-    (1, ("billing", None, "call", "look_up_invoice(invoice_id=INV-1001)")),
+    (1, ("billing", None, "call", "look_up_invoice(invoice_number=1001)")),
     (
         1,
         (
@@ -236,7 +236,7 @@ def test_demo_command_runs_offline_and_exits_zero(tmp_path: Path) -> None:
     for line in (
         "[user] Hi, I think I was charged twice for invoice INV-1001.",
         "[triage] -> hands the conversation to billing",
-        "[billing] calls look_up_invoice(invoice_id='INV-1001')",
+        "[billing] calls look_up_invoice(invoice_number=1001)",
         "[tech] -> hands the conversation to notice_review",
         "[critic] <- exit_loop: the review loop ends",
         "26 events committed",
