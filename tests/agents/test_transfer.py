@@ -9,7 +9,10 @@ a final response, the target's answer is.
 
 from __future__ import annotations
 
-from eventide import InMemoryRunner, LlmAgent, Runner
+import pytest
+
+from eventide import Event, InMemoryRunner, LlmAgent, RunConfig, Runner, StreamingMode, types
+from eventide.errors import LlmCallsLimitExceededError
 from eventide.testing import ScriptedModel, text_response, tool_call_response
 from tests.agents.multi_agent_helpers import (
     declaration,
@@ -365,3 +368,67 @@ async def test_sticky_routing_skips_authors_no_longer_in_the_tree() -> None:
 
     assert rows(events) == [("billing", None, "text", "Billing again.")]
     assert desk.root_model.calls == 1
+
+
+async def test_transfer_with_streaming_forwards_target_chunks_and_commits_only_finals() -> None:
+    """Spec 'streaming with partial': after a transfer, the target's partial chunks are
+    forwarded (authored by the target) and never committed; its final answer is."""
+    desk = Desk()
+    desk.billing_model.stream_chunk_size = 6
+    desk.root_model.add(transfer("billing"))
+    desk.billing_model.add("Invoice 42 is paid.")
+    sid = await new_session(desk.runner)
+
+    events = [
+        event
+        async for event in desk.runner.run_async(
+            user_id="u",
+            session_id=sid,
+            new_message=types.Content(role="user", parts=[types.Part(text="invoice?")]),
+            run_config=RunConfig(streaming_mode=StreamingMode.SSE),
+        )
+    ]
+
+    assert rows(events) == [
+        ("triage", None, "call", "transfer_to_agent(agent_name=billing)"),
+        ("triage", None, "response", "transfer_to_agent -> billing"),
+        ("billing", None, "partial", "Invoic"),
+        ("billing", None, "partial", "e 42 i"),
+        ("billing", None, "partial", "s paid"),
+        ("billing", None, "partial", "."),
+        ("billing", None, "text", "Invoice 42 is paid."),
+    ]
+    stored = await stored_events(desk.runner, sid)
+    assert rows(stored)[1:] == [r for r in rows(events) if r[2] != "partial"]
+
+
+async def test_transfer_ping_pong_stops_at_max_llm_calls() -> None:
+    """A model that keeps handing the conversation back and forth cannot run forever:
+    RunConfig.max_llm_calls ends the invocation with LlmCallsLimitExceededError, and every
+    event committed before stays in the session."""
+    desk = Desk()
+    desk.root_model.add(*[transfer("billing")] * 5)
+    desk.billing_model.add(*[transfer("triage")] * 5)
+    sid = await new_session(desk.runner)
+    seen: list[Event] = []
+
+    with pytest.raises(LlmCallsLimitExceededError):
+        async for event in desk.runner.run_async(
+            user_id="u",
+            session_id=sid,
+            new_message=types.Content(role="user", parts=[types.Part(text="hi")]),
+            run_config=RunConfig(max_llm_calls=4),
+        ):
+            seen.append(event)
+
+    assert [(a, d) for a, _, _, d in rows(seen)] == [
+        ("triage", "transfer_to_agent(agent_name=billing)"),
+        ("triage", "transfer_to_agent -> billing"),
+        ("billing", "transfer_to_agent(agent_name=triage)"),
+        ("billing", "transfer_to_agent -> triage"),
+        ("triage", "transfer_to_agent(agent_name=billing)"),
+        ("triage", "transfer_to_agent -> billing"),
+        ("billing", "transfer_to_agent(agent_name=triage)"),
+        ("billing", "transfer_to_agent -> triage"),
+    ]
+    assert rows(await stored_events(desk.runner, sid))[1:] == rows(seen)
