@@ -18,14 +18,6 @@ async def session_service(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[BaseSessionService]:
     if request.param == "memory":
-        if request.node.originalname == "test_idempotent_event_ids":
-            request.applymarker(
-                pytest.mark.xfail(
-                    strict=True,
-                    reason="InMemorySessionService does not yet skip an already stored event id "
-                    "(lead-owned; reported)",
-                )
-            )
         yield InMemorySessionService()
         return
     if request.param == "sqlite":

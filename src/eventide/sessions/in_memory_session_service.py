@@ -24,6 +24,7 @@ __all__ = ["InMemorySessionService"]
 class _Record:
     state: dict[str, Any] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
+    event_ids: set[str] = field(default_factory=set)
     last_update_time: float = 0.0
 
 
@@ -124,6 +125,8 @@ class InMemorySessionService(BaseSessionService):
             fresh = self._snapshot(session.app_name, session.user_id, session.id, record, None)
             session.state = fresh.state
             session.events.extend(record.events[session.log_position :])
+        if event.id in record.event_ids:
+            return  # a retried append: the event is already in the log (ids are idempotent)
         delta = event.actions.state_delta
         if delta:
             stored = _copy_json(delta)
@@ -135,6 +138,7 @@ class InMemorySessionService(BaseSessionService):
             )
             session.state.update(delta)
         record.events.append(event)
+        record.event_ids.add(event.id)
         record.last_update_time = event.timestamp
         session._record_commit(event, len(record.events))
 
