@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from eventide import InMemoryRunner, RunConfig, StreamingMode, ToolContext
 from eventide.agents import LlmAgent, SequentialAgent
@@ -223,3 +226,33 @@ def test_inherited_unconfigured_model_gives_each_agent_its_own_demo_model() -> N
     assert root.model is not child.model
     setup.restore()
     assert (root.model, child.model) == ("gemini-2.5-flash", "")
+
+
+class Forecast(BaseModel):
+    city: str
+    days: int = 1
+
+
+async def test_output_schema_without_tools_gets_matching_json() -> None:
+    agent = LlmAgent(name="planner", output_schema=Forecast, output_key="plan")
+    prepare_models(agent, env={})
+    events = await run_turn(agent, "plan 3 days in Lisbon")
+    assert json.loads(events[-1].text or "") == {"city": "Lisbon", "days": 3}
+    assert events[-1].actions.state_delta == {"plan": {"city": "Lisbon", "days": 3}}
+
+
+async def test_output_schema_with_tools_answers_through_set_model_response() -> None:
+    calls: list[dict[str, Any]] = []
+    agent = make_weather_agent(calls)
+    agent.output_schema = Forecast
+    agent.output_key = "forecast"
+    prepare_models(agent, env={})
+    events = await run_turn(agent, "weather in Oslo for 2 days")
+    assert calls == [{"city": "Oslo", "unit": "celsius"}]
+    assert [name for e in events for name in (c.name for c in e.get_function_calls())] == [
+        "get_weather",
+        "set_model_response",
+    ]
+    final = events[-1]
+    assert final.is_final_response()
+    assert json.loads(final.text or "") == {"city": "Oslo", "days": 2}

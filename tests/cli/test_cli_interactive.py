@@ -111,3 +111,53 @@ def test_ctrl_d_at_the_prompt_exits_0(tmp_path: Path, cli_env: dict[str, str]) -
     finally:
         child.close()
     assert child.exitstatus == 0
+
+
+def test_ctrl_c_interrupts_a_turn_then_the_chat_goes_on(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """Ctrl-C during a turn cancels that turn (the tool is cancelled) and returns to the
+    prompt; the next turn runs; Ctrl-C at the prompt exits with 130."""
+    folder = tmp_path / "slow_app"
+    folder.mkdir()
+    (folder / "agent.py").write_text(
+        textwrap.dedent(
+            """
+            import asyncio
+
+            from eventide.agents import LlmAgent
+
+
+            async def wait_forever(topic: str) -> str:
+                \"\"\"Wait for news about a topic (never arrives).\"\"\"
+                print("waiting started", flush=True)
+                await asyncio.Event().wait()
+                return "never"
+
+
+            def ping(target: str) -> str:
+                \"\"\"Ping a target host.\"\"\"
+                return f"pong from {target}"
+
+
+            root_agent = LlmAgent(name="slow", tools=[wait_forever, ping])
+            """
+        ),
+        encoding="utf-8",
+    )
+    child = spawn(["run", "slow_app"], tmp_path, cli_env)
+    try:
+        child.expect_exact("you › ")
+        child.sendline("wait for news about Mars")
+        child.expect_exact("waiting started")
+        child.sendintr()
+        child.expect_exact("(turn interrupted)")
+        child.expect_exact("you › ")
+        child.sendline("ping Earth")
+        child.expect_exact("slow › ping returned: pong from Earth")
+        child.expect_exact("you › ")
+        child.sendintr()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 130

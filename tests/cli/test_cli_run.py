@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -146,3 +149,54 @@ def test_broken_app_exits_2_and_shows_its_traceback(
     assert "App 'typo' failed while importing" in result.stderr
     assert 'agent.py", line 1, in <module>' in result.stderr
     assert "ImportError: cannot import name 'LlmAgnt'" in result.stderr
+
+
+class _Collector(BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver: keeps each POSTed body (protobuf) by path."""
+
+    received: ClassVar[list[tuple[str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.received.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+
+def test_otel_environment_exports_spans_over_otlp(app_dir: Path, cli_env: dict[str, str]) -> None:
+    """Without --trace, OTEL_EXPORTER_OTLP_ENDPOINT alone turns tracing on: the spans of the
+    turn reach a local OTLP/HTTP receiver (stdout stays free of traces)."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    _Collector.received = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        env = {
+            **cli_env,
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
+            "OTEL_SERVICE_NAME": "weather-cli-test",
+        }
+        result = run_cli(
+            ["run", "weather_bot", "--session-db", "memory:", "-q", "weather in Oslo"],
+            cwd=app_dir.parent,
+            env=env,
+        )
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+    assert result.returncode == 0, result.stderr
+    assert "[trace]" not in result.stdout + result.stderr
+    paths = {path for path, _ in _Collector.received}
+    assert paths == {"/v1/traces"}
+    payload = b"".join(body for _, body in _Collector.received)
+    for name in (b"invocation weather_bot", b"invoke_agent weather_bot", b"chat eventide-demo"):
+        assert name in payload
+    assert b"execute_tool get_weather" in payload
+    assert b"weather-cli-test" in payload

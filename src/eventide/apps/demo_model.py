@@ -195,6 +195,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|\d+(?:\.\d+)?")
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _CAPITALIZED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*)")
+_SET_MODEL_RESPONSE = "set_model_response"
 _PREPOSITIONS = frozenset("in at for to from about of on called named".split())
 _CHUNK = 12
 
@@ -204,19 +205,32 @@ def demo_model_for(agent: LlmAgent) -> FunctionModel:
     targets = {sub.name: sub.description for sub in agent.sub_agents}
 
     def respond(llm_request: LlmRequest) -> LlmResponse:
+        # FunctionModel keeps every request for tests to inspect; a demo serving a long
+        # chat (or a dev server) must not, or memory grows with each turn's history.
+        model.requests.clear()
         return _respond(llm_request, agent_name=agent.name, sub_agents=targets)
 
-    return FunctionModel(model=DEMO_MODEL_NAME, function=respond, stream_chunk_size=_CHUNK)
+    model = FunctionModel(model=DEMO_MODEL_NAME, function=respond, stream_chunk_size=_CHUNK)
+    return model
 
 
 def _respond(request: LlmRequest, *, agent_name: str, sub_agents: Mapping[str, str]) -> LlmResponse:
     message, after = _current_turn(request.contents)
     results = _latest_results(after)
-    if results:
-        return _text(_describe_results(results))
     declarations = {
         d.name: d for tool in request.config.tools or () for d in tool.function_declarations or ()
     }
+    # An agent with an output_schema answers through set_model_response (with tools) or with
+    # JSON text (without): the answer is built from the schema like a tool's arguments.
+    final_tool = declarations.pop(_SET_MODEL_RESPONSE, None)
+    schema = request.config.response_json_schema
+    if results:
+        summary = _describe_results(results)
+        if final_tool is not None:
+            return _call(final_tool.name, _fill_arguments(final_tool, message, summary))
+        if schema is not None:
+            return _json_answer(schema, message, summary)
+        return _text(summary)
     words = _words(message)
     transfer = declarations.get("transfer_to_agent")
     if transfer is not None and sub_agents and not _transferred(after):
@@ -241,7 +255,16 @@ def _respond(request: LlmRequest, *, agent_name: str, sub_agents: Mapping[str, s
     score, name = max(candidates, default=(0, ""))
     if score > 0:
         return _call(name, _fill_arguments(declarations[name], message))
+    if final_tool is not None:
+        return _call(final_tool.name, _fill_arguments(final_tool, message))
+    if schema is not None:
+        return _json_answer(schema, message)
     return _text(_fallback(message, agent_name, [n for _, n in candidates]))
+
+
+def _json_answer(schema: dict[str, Any], message: str, summary: str = "") -> LlmResponse:
+    shape = types.FunctionDeclaration(name="answer", parameters_json_schema=schema)
+    return _text(json.dumps(_fill_arguments(shape, message, summary), ensure_ascii=False))
 
 
 def _current_turn(
@@ -311,7 +334,11 @@ def _enum_of(declaration: types.FunctionDeclaration, parameter: str) -> list[str
     return [str(v) for v in prop.get("enum") or ()]
 
 
-def _fill_arguments(declaration: types.FunctionDeclaration, message: str) -> dict[str, Any]:
+def _fill_arguments(
+    declaration: types.FunctionDeclaration, message: str, summary: str = ""
+) -> dict[str, Any]:
+    """Arguments for ``declaration`` taken from the user's ``message``; a required string
+    found nowhere in it gets ``summary`` (the tool results, for a final answer)."""
     schema = declaration.parameters_json_schema or {}
     properties: dict[str, Any] = schema.get("properties") or {}
     required = set(schema.get("required") or ())
@@ -353,7 +380,7 @@ def _fill_arguments(declaration: types.FunctionDeclaration, message: str) -> dic
         if value is None and "default" in prop:
             value = prop["default"]
         if value is None and name in required:
-            value = _empty(kind)
+            value = summary if kind == "string" and summary else _empty(kind)
         if value is not None:
             args[name] = value
     return args

@@ -22,6 +22,7 @@ up the SDK (``opentelemetry-sdk``) with the exporters the environment asks for.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections import OrderedDict
@@ -342,7 +343,9 @@ def configure_tracing(*, console: bool = False, out: TextIO | None = None) -> An
     """Set up the OpenTelemetry SDK as the environment asks, and say whether to trace.
 
     Spans are exported over OTLP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` or
-    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set (needs ``opentelemetry-exporter-otlp``),
+    ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set (needs ``opentelemetry-exporter-otlp``;
+    without it a warning is logged and nothing is exported), the exporter reading the
+    other ``OTEL_EXPORTER_OTLP_*`` variables (headers, protocol, timeout) itself,
     and printed one line each to ``out`` (stderr) when ``console`` is true. The service
     name comes from ``OTEL_SERVICE_NAME`` (``eventide`` by default). ``OTEL_SDK_DISABLED=true``
     turns everything off.
@@ -353,8 +356,8 @@ def configure_tracing(*, console: bool = False, out: TextIO | None = None) -> An
         flush. None when tracing is off.
 
     Raises:
-        ConfigurationError: tracing was asked for but the SDK or the OTLP exporter is not
-            installed.
+        ConfigurationError: ``console`` tracing was asked for but the OpenTelemetry SDK is
+            not installed.
     """
     from eventide.errors import ConfigurationError
 
@@ -376,25 +379,47 @@ def configure_tracing(*, console: bool = False, out: TextIO | None = None) -> An
             SimpleSpanProcessor,
         )
     except ImportError as exc:
+        if not console:  # only OTEL_* variables asked: warn, do not stop the app
+            logging.getLogger(__name__).warning(
+                "OTEL_EXPORTER_OTLP_ENDPOINT is set but the OpenTelemetry SDK is not "
+                "installed, so nothing is traced; `pip install 'eventide[tracing]'`."
+            )
+            return None
         raise ConfigurationError(
             "Tracing needs the OpenTelemetry SDK: `pip install 'eventide[tracing]'`."
         ) from exc
+    exporter_class = _otlp_exporter_class() if otlp else None
+    if exporter_class is None and not console:
+        return None
     service = os.environ.get("OTEL_SERVICE_NAME") or "eventide"
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    if otlp:
-        try:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        except ImportError as exc:
-            raise ConfigurationError(
-                "OTEL_EXPORTER_OTLP_ENDPOINT is set but the OTLP exporter is not installed: "
-                "`pip install opentelemetry-exporter-otlp-proto-http`, or unset the variable."
-            ) from exc
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    if exporter_class is not None:
+        provider.add_span_processor(BatchSpanProcessor(exporter_class()))
     if console:
         exporter = ConsoleSpanExporter(out=out or sys.stderr, formatter=format_span_line)
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
     return provider
+
+
+def _otlp_exporter_class() -> Any | None:
+    """The OTLP exporter (HTTP, else gRPC), or None with a warning when neither is installed:
+    a stray OTEL_* variable must not stop an app from running."""
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    except ImportError:
+        try:
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+                OTLPSpanExporter,
+            )
+        except ImportError:
+            logging.getLogger(__name__).warning(
+                "OTEL_EXPORTER_OTLP_ENDPOINT is set but no OTLP exporter is installed, so "
+                "spans are not exported; `pip install opentelemetry-exporter-otlp-proto-http` "
+                "to export them."
+            )
+            return None
+    return OTLPSpanExporter
 
 
 def format_span_line(span: Any) -> str:
