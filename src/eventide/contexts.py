@@ -278,3 +278,30 @@ class ToolContext(CallbackContext):
         self._event_actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
             hint=hint or "", payload=payload
         )
+
+    def request_credential(self, auth_config: Any) -> None:
+        """Ask the user for the credential ``auth_config`` (an ``eventide.auth.AuthConfig``)
+        describes, for this tool call.
+
+        The invocation pauses with an ``eventide_request_credential`` call; once the client
+        answers, this tool call runs again and ``get_auth_response`` returns the credential.
+        The request sent to the client never contains the OAuth2 client secret.
+        """
+        from eventide.auth import credential_request
+
+        if self.function_call_id is None:
+            raise ConfigurationError("request_credential needs a function call id.")
+        self._event_actions.requested_auth_configs[self.function_call_id] = credential_request(
+            auth_config
+        )
+
+    async def get_auth_response(self, auth_config: Any) -> Any:
+        """The user's credential (an ``eventide.auth.AuthCredential``) for ``auth_config``,
+        or None when the user has not given one yet.
+
+        Credentials are stored per app, user and ``auth_config.credential_key`` by the
+        Runner's credential service; OAuth2 codes are exchanged for tokens on first read.
+        """
+        from eventide.auth import load_credential
+
+        return await load_credential(self._invocation_context, auth_config)
