@@ -623,3 +623,11 @@ async def test_caller_leaving_early_cancels_every_branch() -> None:
     assert probes[1 - n].outcome is None and not started[1 - n].is_set()
     assert asyncio.all_tasks() == {asyncio.current_task()}
     assert rows(await stored_events(runner, sid))[1:] == rows([first, second])
+
+
+async def test_bench_parallel_round_checks_every_commit() -> None:
+    """benchmarks/bench_parallel.py runs the issue 4 fan-out scenario; a small round passes
+    its own exactly-once checks (so the benchmark's figure is of a correct run)."""
+    from benchmarks.bench_parallel import one_round
+
+    assert await one_round(branches=5, events_per_branch=7) >= 0.0
