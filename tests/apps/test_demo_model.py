@@ -256,3 +256,46 @@ async def test_output_schema_with_tools_answers_through_set_model_response() -> 
     final = events[-1]
     assert final.is_final_response()
     assert json.loads(final.text or "") == {"city": "Oslo", "days": 2}
+
+
+async def test_ids_docstring_choices_and_free_text_fill_arguments() -> None:
+    """A dash inside an id is not a minus sign; quoted choices in a parameter's docstring
+    work as an enum; a `summary`-like parameter takes the whole message."""
+    seen: list[tuple[int, str, str]] = []
+
+    def file_report(invoice_number: int, priority: str, summary: str) -> str:
+        """File a report about an invoice.
+
+        Args:
+            invoice_number: the digits of the invoice id.
+            priority: "low", "normal" or "high".
+            summary: one line about the problem.
+        """
+        seen.append((invoice_number, priority, summary))
+        return "filed"
+
+    agent = LlmAgent(name="clerk", tools=[file_report])
+    prepare_models(agent, env={})
+    await run_turn(agent, "file a report: INV-1001 was billed twice, high priority")
+    assert seen == [(1001, "high", "file a report: INV-1001 was billed twice, high priority")]
+
+
+async def test_sub_agents_are_matched_by_their_tools_too() -> None:
+    opened: list[str] = []
+
+    def open_ticket(summary: str) -> str:
+        """Open a support ticket."""
+        opened.append(summary)
+        return "T-1"
+
+    helpdesk = LlmAgent(name="helpdesk", description="Second line.", tools=[open_ticket])
+    root = LlmAgent(name="front", sub_agents=[helpdesk, LlmAgent(name="sales")])
+    prepare_models(root, env={})
+    events = await run_turn(root, "please open a ticket for me")
+    assert opened == ["please open a ticket for me"]
+    assert events[-1].author == "helpdesk"
+
+    quiet = LlmAgent(name="front2", sub_agents=[LlmAgent(name="sales2")])
+    prepare_models(quiet, env={})
+    events = await run_turn(quiet, "hello")
+    assert 'could not match "hello" to my agents (sales2)' in (events[-1].text or "")

@@ -193,16 +193,24 @@ _STOP_WORDS = frozenset(
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|\d+(?:\.\d+)?")
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+# A minus sign counts only when it does not join a word ("INV-1001" holds 1001, not -1001).
+_NUMBER = re.compile(r"(?:(?<![\w.])-)?\d+(?:\.\d+)?")
 _CAPITALIZED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*)")
 _SET_MODEL_RESPONSE = "set_model_response"
+# String parameters that take a whole sentence: the user's message fills them as it is.
+_FREE_TEXT = frozenset(
+    "summary description text message query question content body note title reason "
+    "prompt request details comment".split()
+)
 _PREPOSITIONS = frozenset("in at for to from about of on called named".split())
 _CHUNK = 12
 
 
 def demo_model_for(agent: LlmAgent) -> FunctionModel:
     """A demo model bound to ``agent`` (it knows the agent's sub-agents for transfers)."""
-    targets = {sub.name: sub.description for sub in agent.sub_agents}
+    # What each sub-agent is for: its description and its tools' names and summaries, so
+    # "open a ticket" finds the agent that has an open_ticket tool.
+    targets = {sub.name: _purpose(sub) for sub in agent.sub_agents}
 
     def respond(llm_request: LlmRequest) -> LlmResponse:
         # FunctionModel keeps every request for tests to inspect; a demo serving a long
@@ -212,6 +220,15 @@ def demo_model_for(agent: LlmAgent) -> FunctionModel:
 
     model = FunctionModel(model=DEMO_MODEL_NAME, function=respond, stream_chunk_size=_CHUNK)
     return model
+
+
+def _purpose(agent: BaseAgent) -> str:
+    words = [agent.description]
+    for tool in getattr(agent, "tools", None) or ():
+        name = getattr(tool, "name", None) or getattr(tool, "__name__", "")
+        doc = getattr(tool, "description", None) or (getattr(tool, "__doc__", None) or "")
+        words += [str(name), str(doc).strip().split("\n")[0]]
+    return " ".join(words)
 
 
 def _respond(request: LlmRequest, *, agent_name: str, sub_agents: Mapping[str, str]) -> LlmResponse:
@@ -259,7 +276,7 @@ def _respond(request: LlmRequest, *, agent_name: str, sub_agents: Mapping[str, s
         return _call(final_tool.name, _fill_arguments(final_tool, message))
     if schema is not None:
         return _json_answer(schema, message)
-    return _text(_fallback(message, agent_name, [n for _, n in candidates]))
+    return _text(_fallback(message, agent_name, [n for _, n in candidates], list(sub_agents)))
 
 
 def _json_answer(schema: dict[str, Any], message: str, summary: str = "") -> LlmResponse:
@@ -360,7 +377,15 @@ def _fill_arguments(
         kind = _kind(prop)
         enum = prop.get("enum")
         value: Any = None
-        if enum:
+        # Choices a docstring lists in quotes (`one of "api", "email"`) work as a soft enum.
+        choices = [
+            next(g for g in groups if g)
+            for groups in _QUOTED.findall(str(prop.get("description") or ""))
+        ]
+        mentioned = [c for c in choices if re.search(rf"\b{re.escape(c)}\b", message, re.I)]
+        if not enum and mentioned and kind == "string":
+            value = mentioned[0]
+        elif enum:
             lowered = message.lower()
             value = next((v for v in enum if str(v).lower() in lowered), None)
             if value is None and name in required:
@@ -369,7 +394,9 @@ def _fill_arguments(
             raw = numbers.pop(0)
             value = int(float(raw)) if kind == "integer" else float(raw)
         elif kind == "string":
-            if quoted:
+            if name in _FREE_TEXT and name in required:
+                value = message.strip()
+            elif quoted:
                 value = quoted.pop(0)
             elif capitalized and (name in required or "default" not in prop):
                 value = capitalized.pop(0)
@@ -417,13 +444,17 @@ def _describe_results(results: list[types.FunctionResponse]) -> str:
     return "\n".join(lines)
 
 
-def _fallback(message: str, agent_name: str, tools: list[str]) -> str:
+def _fallback(message: str, agent_name: str, tools: list[str], agents: list[str]) -> str:
     quoted = f'"{message}"' if message else "your message"
+    offers = []
     if tools:
-        listed = ", ".join(tools)
+        offers.append(f"tools ({', '.join(tools)})")
+    if agents:
+        offers.append(f"agents ({', '.join(agents)})")
+    if offers:
         return (
-            f"[demo model] I am {agent_name}, running offline. I could not match {quoted} to a "
-            f"tool; mention one of them ({listed}) or words from its description."
+            f"[demo model] I am {agent_name}, running offline. I could not match {quoted} to "
+            f"my {' or '.join(offers)}; mention one of them or words from its description."
         )
     return f"[demo model] I am {agent_name}, running offline, and I received {quoted}."
 

@@ -405,21 +405,21 @@ def configure_tracing(*, console: bool = False, out: TextIO | None = None) -> An
 def _otlp_exporter_class() -> Any | None:
     """The OTLP exporter (HTTP, else gRPC), or None with a warning when neither is installed:
     a stray OTEL_* variable must not stop an app from running."""
-    try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    except ImportError:
+    import importlib
+
+    for module_name in (
+        "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+        "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+    ):
         try:
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
-                OTLPSpanExporter,
-            )
+            return importlib.import_module(module_name).OTLPSpanExporter
         except ImportError:
-            logging.getLogger(__name__).warning(
-                "OTEL_EXPORTER_OTLP_ENDPOINT is set but no OTLP exporter is installed, so "
-                "spans are not exported; `pip install opentelemetry-exporter-otlp-proto-http` "
-                "to export them."
-            )
-            return None
-    return OTLPSpanExporter
+            continue
+    logging.getLogger(__name__).warning(
+        "OTEL_EXPORTER_OTLP_ENDPOINT is set but no OTLP exporter is installed, so spans are "
+        "not exported; `pip install opentelemetry-exporter-otlp-proto-http` to export them."
+    )
+    return None
 
 
 def format_span_line(span: Any) -> str:
