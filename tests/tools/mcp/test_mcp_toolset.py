@@ -176,7 +176,7 @@ async def test_a_server_that_exits_at_once_is_a_clear_error() -> None:
 
 
 def test_bad_connection_params_are_rejected() -> None:
-    """Wrong parameter types and auth over stdio are usage errors, found at construction."""
+    """Wrong parameter types are usage errors, found at construction."""
     with pytest.raises(ConfigurationError, match="StdioConnectionParams"):
         McpToolset(connection_params="python server.py")
     with pytest.raises(ConfigurationError, match="command="):
