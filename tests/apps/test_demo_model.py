@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+import pytest
 from pydantic import BaseModel
 
 from eventide import InMemoryRunner, RunConfig, StreamingMode, ToolContext
 from eventide.agents import LlmAgent, SequentialAgent
 from eventide.apps.demo_model import DEMO_MODEL_NAME, prepare_models
+from eventide.errors import ConfigurationError
 from eventide.testing import FunctionModel, ScriptedModel
 from tests.event_summary import summarize
 
@@ -299,3 +301,22 @@ async def test_sub_agents_are_matched_by_their_tools_too() -> None:
     prepare_models(quiet, env={})
     events = await run_turn(quiet, "hello")
     assert 'could not match "hello" to my agents (sales2)' in (events[-1].text or "")
+
+
+def test_mixed_trees_name_the_agents_on_the_demo_model() -> None:
+    child = LlmAgent(name="writer", model="gpt-4o")
+    root = LlmAgent(name="lead", model="scripted-x", sub_agents=[child])
+    setup = prepare_models(root, env={})
+    assert setup.notice() == (
+        "Using the offline demo model for writer (writer: model 'gpt-4o' needs a OpenAI key "
+        "(OPENAI_API_KEY or OPENAI_BASE_URL)); the other agents use scripted-x."
+    )
+
+
+def test_check_model_names_fails_early_for_names_no_connector_serves() -> None:
+    agent = LlmAgent(name="odd", model="no-such-model-family")
+    setup = prepare_models(agent, env={})
+    with pytest.raises(ConfigurationError, match="No model connector serves"):
+        setup.check_model_names()
+    scripted = LlmAgent(name="fine", model=ScriptedModel(responses=[]))
+    prepare_models(scripted, env={}).check_model_names()  # objects are not looked up

@@ -93,13 +93,33 @@ class ModelSetup:
     models: dict[str, str]
     reasons: list[str] = field(default_factory=list)
     _originals: list[tuple[LlmAgent, str | BaseLlm]] = field(default_factory=list, repr=False)
+    # Names in ``models`` that belong to BaseLlm objects (not resolved through the registry).
+    _objects: set[str] = field(default_factory=set, repr=False)
 
     def notice(self) -> str:
         """The one line to show people before the app runs."""
-        if self.uses_demo_model:
+        real = sorted({m for m in self.models.values() if m != DEMO_MODEL_NAME})
+        if self.uses_demo_model and not real:
             return f"Using the offline demo model (no real model configured): {HOW_TO_CONFIGURE}."
-        names = sorted(set(self.models.values()))
-        return f"Model: {', '.join(names)}"
+        if self.uses_demo_model:
+            demo = [name for name, model in self.models.items() if model == DEMO_MODEL_NAME]
+            return (
+                f"Using the offline demo model for {', '.join(demo)} ({'; '.join(self.reasons)}); "
+                f"the other agents use {', '.join(real)}."
+            )
+        return f"Model: {', '.join(real)}"
+
+    def check_model_names(self) -> None:
+        """Resolve every model name kept, so a name no connector serves fails now, before
+        the first turn, rather than in the middle of a conversation.
+
+        Raises:
+            ConfigurationError: a name no connector serves, or a connector's missing extra.
+        """
+        from eventide.models.registry import LLMRegistry
+
+        for model in sorted(set(self.models.values()) - {DEMO_MODEL_NAME} - self._objects):
+            LLMRegistry.resolve(model)
 
     def restore(self) -> None:
         """Put back the models the agents had before :func:`prepare_models`."""
@@ -150,8 +170,11 @@ def _assign(
             agent.model = demo_model_for(agent)
             setup.uses_demo_model = True
             setup.models[agent.name] = DEMO_MODEL_NAME
+        elif isinstance(effective, str):
+            setup.models[agent.name] = effective
         else:
-            setup.models[agent.name] = effective if isinstance(effective, str) else effective.model
+            setup.models[agent.name] = effective.model
+            setup._objects.add(effective.model)
     for sub in agent.sub_agents:
         _assign(sub, inherited=effective, env=env, setup=setup)
 

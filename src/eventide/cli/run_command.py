@@ -52,6 +52,11 @@ def run_app(options: RunOptions, console: Console, errors: Console) -> int:
     source = resolve_app(options.app)
     app = load_app(options.app)
     setup = prepare_models(app.root_agent)
+    try:
+        setup.check_model_names()
+    except UsageError:
+        setup.restore()
+        raise
     # The first line says which model answers: people must know when it is the demo.
     style = "bold yellow" if setup.uses_demo_model else "dim"
     console.print(Text(setup.notice(), style=style))

@@ -26,8 +26,7 @@ in the environment. With none of them, the CLI runs the app on its offline demo 
 calls the tools below by matching words of your message.
 """
 
-from eventide import ToolContext
-from eventide.agents import Agent
+from eventide import Agent, ToolContext
 
 _FORECASTS = {{
     "paris": "sunny, 21°C",
