@@ -135,10 +135,10 @@ class FileArtifactService(BaseArtifactService):
     def _save_sync(self, folder: Path, payload: bytes, meta: dict[str, Any]) -> int:
         staging = self.root / _TMP / uuid.uuid4().hex
         staging.mkdir(parents=True)
-        _write_durably(staging / _PAYLOAD, payload)
-        _write_durably(staging / _META, json.dumps(meta).encode())
-        _fsync_dir(staging)
         try:
+            _write_durably(staging / _PAYLOAD, payload)
+            _write_durably(staging / _META, json.dumps(meta).encode())
+            _fsync_dir(staging)
             _make_dirs_durably(folder)
             version = _next_version(folder)
             while True:
@@ -163,27 +163,14 @@ class FileArtifactService(BaseArtifactService):
                 shutil.rmtree(staging, ignore_errors=True)
 
     def _load_sync(self, folder: Path, version: int | None) -> types.Part | None:
-        if version is None:
-            versions = _versions(folder)
-            if not versions:
-                return None
-            version = versions[-1]
-        elif version < 0:
-            return None
-        target = folder / str(version)
-        try:
-            meta_bytes = (target / _META).read_bytes()
-            payload = (target / _PAYLOAD).read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        try:
-            meta = json.loads(meta_bytes)
-        except ValueError as exc:
-            raise CorruptRecordError(
-                f"Artifact metadata {str(target / _META)!r} is not valid JSON ({exc}); it was "
-                "edited or damaged outside Eventide. Delete that version folder or restore it."
-            ) from exc
-        return decode_part(payload, meta, where=str(target))
+        if version is not None:
+            return _read_version(folder / str(version)) if version >= 0 else None
+        # Newest first, without a stat per version: the first complete one is the latest.
+        for candidate in sorted(_numbered(folder), reverse=True):
+            part = _read_version(folder / str(candidate))
+            if part is not None:
+                return part
+        return None
 
     def _keys_sync(self, session_folder: Path, user_folder: Path) -> list[str]:
         keys = [unquote(name) for name in _file_names(session_folder)]
@@ -268,27 +255,41 @@ def _segment(value: str) -> str:
     return encoded
 
 
-def _versions(folder: Path) -> list[int]:
-    """The committed versions in ``folder``: digit-named subfolders holding both files."""
+def _numbered(folder: Path) -> list[int]:
+    """Every digit-named entry of ``folder`` (committed or not)."""
     try:
         names = os.listdir(folder)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(
-        int(name)
-        for name in names
-        if name.isdigit() and name.isascii() and (folder / name / _META).is_file()
-    )
+    return [int(n) for n in names if n.isdigit() and n.isascii()]
+
+
+def _read_version(target: Path) -> types.Part | None:
+    """The part stored in one version folder, or None when it is not a committed version."""
+    try:
+        meta_bytes = (target / _META).read_bytes()
+        payload = (target / _PAYLOAD).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        meta = json.loads(meta_bytes)
+    except ValueError as exc:
+        raise CorruptRecordError(
+            f"Artifact metadata {str(target / _META)!r} is not valid JSON ({exc}); it was "
+            "edited or damaged outside Eventide. Delete that version folder or restore it."
+        ) from exc
+    return decode_part(payload, meta, where=str(target))
+
+
+def _versions(folder: Path) -> list[int]:
+    """The committed versions in ``folder``: digit-named subfolders holding their metadata."""
+    return sorted(n for n in _numbered(folder) if (folder / str(n) / _META).is_file())
 
 
 def _next_version(folder: Path) -> int:
     """One past the highest digit-named entry (even one without metadata, left by a hand
     edit, so a save never tries to claim a name that is taken)."""
-    try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
-        return 0
-    return max((int(n) for n in names if n.isdigit() and n.isascii()), default=-1) + 1
+    return max(_numbered(folder), default=-1) + 1
 
 
 def _file_names(scope_folder: Path) -> list[str]:
