@@ -200,7 +200,19 @@ function renderChat() {
 
 function renderTimeline() {
   const list = $("timeline");
-  list.replaceChildren(...ui.events.map((e, i) => timelineItem(e, i, e.id === ui.selectedId, select)));
+  // A thin header starts each invocation (one user turn and everything it caused).
+  const rows = [];
+  let invocation = null;
+  let turn = 0;
+  ui.events.forEach((e, i) => {
+    if (e.invocation_id && e.invocation_id !== invocation) {
+      invocation = e.invocation_id;
+      turn += 1;
+      rows.push(h("li", { class: "tl-sep", "aria-hidden": "true" }, `turn ${turn}`, h("code", {}, invocation)));
+    }
+    rows.push(timelineItem(e, i, e.id === ui.selectedId, select));
+  });
+  list.replaceChildren(...rows);
   $("event-count").textContent = ui.events.length ? String(ui.events.length) : "";
   list.querySelector(".selected")?.scrollIntoView({ block: "nearest" });
 }
