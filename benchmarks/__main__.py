@@ -28,7 +28,13 @@ ROOT = Path(__file__).resolve().parent
 DEFAULT_OUTPUT = ROOT / "results" / "latest.json"
 WORKER_TIMEOUT_S = 600
 # Standalone scripts other engineers own; folded into the results when present.
-EXTRA_SCRIPTS = ("bench_sql_sessions.py", "bench_connectors.py", "bench_server.py")
+EXTRA_SCRIPTS = (
+    "bench_sql_sessions.py",
+    "bench_connectors.py",
+    "bench_server.py",
+    "bench_parallel.py",
+)
+EXTRA_ROWS_PER_SCRIPT = 30
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         scenario = SCENARIOS[number]
         _log(f"scenario {number}: {scenario.title}")
         results["scenarios"][str(number)] = _run_scenario(scenario, frameworks, args.quick)
-    if not args.only and not args.quick:
-        results["extra"] = _run_extra_scripts()
+    if not args.only and not args.no_extra:
+        results["extra"] = _run_extra_scripts(args.quick)
     results["meta"]["elapsed_s"] = round(time.perf_counter() - started, 1)
     results["meta"]["loadavg_after"] = _loadavg()
     results["meta"]["notes"] = notes
@@ -60,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=1) + "\n")
     print(render_table(results))
+    if results.get("extra"):
+        print()
+        print(render_extra(results["extra"]))
     for note in notes:
         print(note)
     print(f"results written to {output}")
@@ -82,6 +91,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="comma-separated scenario numbers, e.g. 2,5",
     )
     parser.add_argument("--no-adk", action="store_true", help="measure Eventide only")
+    parser.add_argument(
+        "--no-extra",
+        action="store_true",
+        help="skip the standalone bench_*.py scripts (run only without --only)",
+    )
     parser.add_argument("--output", default=str(DEFAULT_OUTPUT), help="where to write the JSON")
     args = parser.parse_args(argv)
     unknown = [n for n in args.only or () if n not in SCENARIOS]
@@ -197,8 +211,9 @@ def _pythonpath() -> str:
     return os.pathsep.join(parts)
 
 
-def _run_extra_scripts() -> dict[str, Any]:
-    """Run the other engineers' standalone scripts (``--json`` when they support it)."""
+def _run_extra_scripts(quick: bool) -> dict[str, Any]:
+    """Run the other engineers' standalone scripts (with ``--json`` and ``--quick`` when
+    they support them)."""
     extra: dict[str, Any] = {}
     for name in EXTRA_SCRIPTS:
         path = ROOT / name
@@ -206,8 +221,11 @@ def _run_extra_scripts() -> dict[str, Any]:
             continue
         _log(f"extra: {name}")
         command = [sys.executable, str(path)]
-        if "--json" in path.read_text():
+        source = path.read_text()
+        if "--json" in source:
             command.append("--json")
+        if quick and "--quick" in source:
+            command.append("--quick")
         env = {**os.environ, "PYTHONPATH": _pythonpath()}
         try:
             done = subprocess.run(
@@ -222,15 +240,71 @@ def _run_extra_scripts() -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             extra[name] = {"error": f"timed out after {WORKER_TIMEOUT_S} s"}
             continue
-        entry: dict[str, Any] = {"exit_code": done.returncode, "output": done.stdout[-4000:]}
-        try:
-            entry["json"] = json.loads(done.stdout)
-        except json.JSONDecodeError:
-            pass
+        entry: dict[str, Any] = {"exit_code": done.returncode}
+        parsed = _last_json(done.stdout)
+        if parsed is None:
+            entry["output"] = done.stdout[-4000:]
+        else:
+            entry["json"] = parsed
         if done.returncode != 0:
             entry["stderr"] = done.stderr[-2000:]
+        _log(f"  exit code {done.returncode}")
         extra[name] = entry
     return extra
+
+
+def _last_json(stdout: str) -> Any:
+    """The script's JSON output: all of stdout, or else its last line that parses."""
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError:
+        pass
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            continue
+    return None
+
+
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Leaf numbers and short strings of a JSON document, with their dotted paths."""
+    if isinstance(value, dict):
+        rows = []
+        for key, item in value.items():
+            rows += _flatten(item, f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    if isinstance(value, list):
+        if all(isinstance(x, int | float) for x in value) and len(value) > 3:
+            return []  # raw samples: in the JSON file, not in the table
+        rows = []
+        for index, item in enumerate(value):
+            rows += _flatten(item, f"{prefix}[{index}]")
+        return rows
+    if isinstance(value, bool) or value is None:
+        return [(prefix, value)]
+    if isinstance(value, int | float):
+        return [(prefix, _fmt(float(value)) if isinstance(value, float) else value)]
+    if isinstance(value, str) and len(value) <= 80:
+        return [(prefix, value)]
+    return []
+
+
+def render_extra(extra: dict[str, Any]) -> str:
+    """The standalone scripts' figures, as a second table (first rows of each)."""
+    lines = ["| script | figure | value |", "| --- | --- | --- |"]
+    for name, entry in extra.items():
+        if "json" not in entry:
+            status = f"exit code {entry['exit_code']}, no JSON output"
+            lines.append(f"| {name} | (no figures) | {status} |")
+            continue
+        rows = _flatten(entry["json"])
+        for path, value in rows[:EXTRA_ROWS_PER_SCRIPT]:
+            lines.append(f"| {name} | {path} | {value} |")
+        if len(rows) > EXTRA_ROWS_PER_SCRIPT:
+            more = len(rows) - EXTRA_ROWS_PER_SCRIPT
+            lines.append(f"| {name} | ... {more} more in the JSON file | |")
+    return "\n".join(lines)
 
 
 def _meta(args: argparse.Namespace, frameworks: list[str]) -> dict[str, Any]:
