@@ -150,20 +150,23 @@ async def bench_backend(url: str, *, quick: bool, label: str) -> dict[str, Any]:
             await _append_latencies(service, big, probes)
         )
 
-        async def read(config: GetSessionConfig | None) -> float:
-            start = time.perf_counter()
+        async def read(config: GetSessionConfig | None) -> tuple[float, float]:
+            start, cpu = time.perf_counter(), time.process_time()
             got = await service.get_session(
                 app_name=app, user_id="big", session_id=big.id, config=config
             )
             assert got is not None
-            return time.perf_counter() - start
+            return time.perf_counter() - start, time.process_time() - cpu
 
         for name, config in (
             (f"get_session_{history + probes}_events_whole", None),
             ("get_session_num_recent_20", GetSessionConfig(num_recent_events=20)),
         ):
             samples = [await read(config) for _ in range(5 if config is None else 50)]
-            result[name] = {"median_us": _us(statistics.median(samples))}
+            result[name] = {
+                "median_us": _us(statistics.median(w for w, _ in samples)),
+                "cpu_us": _us(statistics.median(c for _, c in samples)),
+            }
     await service.close()
     return result
 
