@@ -17,6 +17,7 @@ matches when it contains any of them. Quotes, ``AND``, ``*`` or ``-`` in a query
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import re
 from collections.abc import AsyncIterator, Sequence
@@ -57,20 +58,24 @@ _SQLITE_SCHEMA = (
         timestamp REAL NOT NULL,
         content TEXT NOT NULL,
         text TEXT NOT NULL,
+        scope TEXT NOT NULL,
         UNIQUE (app_name, user_id, session_id, event_id))""",
+    # ``scope`` holds one token naming (app, user): a search ANDs it with the query's words,
+    # so only the user's rows are ever ranked, however many users share the database.
     """CREATE VIRTUAL TABLE IF NOT EXISTS eventide_memory_fts USING fts5(
-        text, content='eventide_memory', content_rowid='id', tokenize='porter unicode61')""",
+        text, scope, content='eventide_memory', content_rowid='id',
+        tokenize='porter unicode61')""",
     """CREATE TRIGGER IF NOT EXISTS eventide_memory_ai AFTER INSERT ON eventide_memory BEGIN
-        INSERT INTO eventide_memory_fts(rowid, text) VALUES (new.id, new.text);
+        INSERT INTO eventide_memory_fts(rowid, text, scope) VALUES (new.id, new.text, new.scope);
     END""",
     """CREATE TRIGGER IF NOT EXISTS eventide_memory_ad AFTER DELETE ON eventide_memory BEGIN
-        INSERT INTO eventide_memory_fts(eventide_memory_fts, rowid, text)
-        VALUES ('delete', old.id, old.text);
+        INSERT INTO eventide_memory_fts(eventide_memory_fts, rowid, text, scope)
+        VALUES ('delete', old.id, old.text, old.scope);
     END""",
     """CREATE TRIGGER IF NOT EXISTS eventide_memory_au AFTER UPDATE ON eventide_memory BEGIN
-        INSERT INTO eventide_memory_fts(eventide_memory_fts, rowid, text)
-        VALUES ('delete', old.id, old.text);
-        INSERT INTO eventide_memory_fts(rowid, text) VALUES (new.id, new.text);
+        INSERT INTO eventide_memory_fts(eventide_memory_fts, rowid, text, scope)
+        VALUES ('delete', old.id, old.text, old.scope);
+        INSERT INTO eventide_memory_fts(rowid, text, scope) VALUES (new.id, new.text, new.scope);
     END""",
 )
 
@@ -96,9 +101,17 @@ _POSTGRES_SCHEMA = (
         WITH (fastupdate = off)""",
 )
 
-_INSERT = """INSERT INTO eventide_memory
+_POSTGRES_INSERT = """INSERT INTO eventide_memory
     (app_name, user_id, session_id, event_id, author, timestamp, content, text)
     VALUES (:app_name, :user_id, :session_id, :event_id, :author, :timestamp, :content, :text)
+    ON CONFLICT (app_name, user_id, session_id, event_id) DO UPDATE SET
+        author = excluded.author, timestamp = excluded.timestamp,
+        content = excluded.content, text = excluded.text"""
+
+_SQLITE_INSERT = """INSERT INTO eventide_memory
+    (app_name, user_id, session_id, event_id, author, timestamp, content, text, scope)
+    VALUES (:app_name, :user_id, :session_id, :event_id, :author, :timestamp, :content, :text,
+            :scope)
     ON CONFLICT (app_name, user_id, session_id, event_id) DO UPDATE SET
         author = excluded.author, timestamp = excluded.timestamp,
         content = excluded.content, text = excluded.text"""
@@ -106,7 +119,7 @@ _INSERT = """INSERT INTO eventide_memory
 _SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content
     FROM eventide_memory_fts JOIN eventide_memory AS m ON m.id = eventide_memory_fts.rowid
     WHERE eventide_memory_fts MATCH :match AND m.app_name = :app_name AND m.user_id = :user_id
-    ORDER BY bm25(eventide_memory_fts), m.timestamp DESC
+    ORDER BY bm25(eventide_memory_fts, 1.0, 0.0), m.timestamp DESC
     LIMIT :limit"""
 
 # Every CTE is MATERIALIZED so that each runs once: inlined, the per-word counts would be
@@ -218,6 +231,10 @@ class SqlMemoryService(BaseMemoryService):
             for event in session.events
             if event.text and not event.partial and event.content is not None
         ]
+        if self._sqlite:
+            token = _scope_token(session.app_name, session.user_id)
+            for row in rows:
+                row["scope"] = token
         async with self._transaction("index a session") as conn:
             await conn.execute(
                 text(
@@ -227,7 +244,8 @@ class SqlMemoryService(BaseMemoryService):
                 scope,
             )
             if rows:
-                await conn.execute(text(_INSERT), rows)
+                insert = _SQLITE_INSERT if self._sqlite else _POSTGRES_INSERT
+                await conn.execute(text(insert), rows)
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
@@ -243,7 +261,9 @@ class SqlMemoryService(BaseMemoryService):
         }
         if self._sqlite:
             statement = _SQLITE_SEARCH
-            params["match"] = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+            any_word = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+            scope = _scope_token(app_name, user_id)
+            params["match"] = f'scope:"{scope}" AND text:({any_word})'
         else:
             statement = _POSTGRES_SEARCH
             params["words"] = words
@@ -325,6 +345,13 @@ def query_words(query: str) -> list[str]:
         if len(seen) >= _MAX_QUERY_WORDS:
             break
     return list(seen)
+
+
+def _scope_token(app_name: str, user_id: str) -> str:
+    """One search token standing for (app, user): letters and digits only, so every FTS5
+    tokenizer keeps it whole."""
+    digest = hashlib.blake2b(f"{app_name}\x00{user_id}".encode(), digest_size=12).hexdigest()
+    return "scope" + digest
 
 
 def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
