@@ -61,11 +61,12 @@ class ParallelAgent(BaseAgent):
                     continue
                 event, committed = item
                 yield event
+                if event.actions.escalate and escalation_reaches(self, event.author):
+                    # Committed; the fan-out ends here, the escalating branch included.
+                    return
                 # The Runner has committed the event: let its branch go on.
                 if not committed.done():
                     committed.set_result(None)
-                if event.actions.escalate and escalation_reaches(self, event.author):
-                    return
         finally:
             for task in tasks:
                 task.cancel()
