@@ -156,3 +156,17 @@ def test_end_of_input_ends_an_interactive_run_cleanly(app_dir: Path, invoke: Inv
     assert result.stdout.splitlines()[0].startswith(DEMO_LINE)
     assert '  → get_weather(city="Paris")' in result.stdout
     assert "never sent" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("postgresql://bob:s3cret@db:5432/app", "postgresql://bob:***@db:5432/app"),
+        ("postgresql+asyncpg://bob@db/app", "postgresql+asyncpg://bob@db/app"),
+        ("sqlite+aiosqlite:////tmp/x.db", "sqlite+aiosqlite:////tmp/x.db"),
+    ],
+)
+def test_database_passwords_are_never_printed(url: str, shown: str) -> None:
+    from eventide.cli.run_command import redact_password
+
+    assert redact_password(url) == shown

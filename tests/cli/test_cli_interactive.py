@@ -28,6 +28,7 @@ def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> object:
     return child
 
 
+@pytest.mark.slow
 def test_interactive_chat_streams_answers_and_shows_tools_state_and_transfers(
     tmp_path: Path, cli_env: dict[str, str]
 ) -> None:
@@ -113,6 +114,7 @@ def test_ctrl_d_at_the_prompt_exits_0(tmp_path: Path, cli_env: dict[str, str]) -
     assert child.exitstatus == 0
 
 
+@pytest.mark.slow
 def test_ctrl_c_interrupts_a_turn_then_the_chat_goes_on(
     tmp_path: Path, cli_env: dict[str, str]
 ) -> None:

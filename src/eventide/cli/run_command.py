@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,15 @@ from eventide.plugins.base_plugin import BasePlugin
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import Runner
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "RunOptions", "run_app"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "RunOptions",
+    "redact_password",
+    "run_app",
+]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -76,6 +85,11 @@ def run_app(options: RunOptions, console: Console, errors: Console) -> int:
         setup.restore()
         if provider is not None:
             provider.shutdown()
+
+
+def redact_password(url: str) -> str:
+    """``url`` with its password (if any) replaced by ``***``, for printing."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def _tracer_provider(console_trace: bool) -> Any | None:
@@ -141,6 +155,7 @@ class _Chat:
             status = f"resumed session, {len(session.events)} events"
         self._session_id = session.id
         where = options.session_db or str(self._folder / ".eventide" / "sessions.db")
+        where = redact_password(where)
         self._console.print(
             Text(
                 f"app {self._app.name} · session {session.id} ({status}) · user "
