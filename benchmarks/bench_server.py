@@ -153,12 +153,14 @@ async def _load(url: str, conversations: int, turns: int, server_pid: int) -> di
         await _conversation(client, -1, 1, Stats())
         stats = Stats()
         cpu_before = _cpu_seconds(server_pid)
+        client_cpu_before = time.process_time()
         started = time.perf_counter()
         await asyncio.gather(
             *(_conversation(client, i, turns, stats) for i in range(conversations))
         )
         wall = time.perf_counter() - started
         cpu_after = _cpu_seconds(server_pid)
+        client_cpu = time.process_time() - client_cpu_before
     server_cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
     ms = 1000.0
     return {
@@ -181,6 +183,11 @@ async def _load(url: str, conversations: int, turns: int, server_pid: int) -> di
             round(server_cpu * ms / len(stats.latencies), 2)
             if server_cpu is not None and stats.latencies
             else None
+        ),
+        # The load generator's CPU per turn (httpx, SSE parsing): on a shared machine the
+        # client, not the server, is usually what limits turns/s.
+        "client_cpu_ms_per_turn": (
+            round(client_cpu * ms / len(stats.latencies), 2) if stats.latencies else None
         ),
         "loadavg_1min": os.getloadavg()[0],
         "first_frame_ms": {
@@ -247,7 +254,8 @@ def main() -> int:
             f"  {result['turns_per_s']} turns/s, {result['frames_per_s']} SSE frames/s\n"
             f"  turn latency p50 {lat['p50']} ms, p99 {lat['p99']} ms\n"
             f"  first frame  p50 {first['p50']} ms, p99 {first['p99']} ms\n"
-            f"  server CPU {result['server_cpu_ms_per_turn']} ms per turn; "
+            f"  CPU per turn: server {result['server_cpu_ms_per_turn']} ms, "
+            f"client {result['client_cpu_ms_per_turn']} ms; "
             f"load average {result['loadavg_1min']:.1f} at the end"
         )
         for sample in result["error_samples"]:
