@@ -16,6 +16,7 @@ reaches through ``LlmAgent.close()``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -134,6 +135,23 @@ def _import_mcp() -> Any:
     return mcp
 
 
+_SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "httpx2")
+
+
+async def _import_sdk_off_loop() -> None:
+    """Import the MCP SDK in a worker thread: it takes seconds, which would stall every other
+    task on the event loop if done inline."""
+    if all(name in sys.modules for name in _SDK_MODULES):
+        return
+
+    def load() -> None:
+        _import_mcp()
+        for name in _SDK_MODULES:
+            importlib.import_module(name)
+
+    await asyncio.to_thread(load)
+
+
 def _is_connection_lost(exc: BaseException) -> bool:
     """Whether ``exc`` means the connection is gone, so a new one may succeed."""
     error = getattr(exc, "error", None)
@@ -243,6 +261,7 @@ class _McpSession:
         return connection
 
     async def _client(self, tool_name: str) -> tuple[_Connection, Any]:
+        await _import_sdk_off_loop()
         connection = self._current()
         try:
             # Shielded: a cancelled caller must not cancel the owner task mid-handshake; the
@@ -374,7 +393,7 @@ class McpToolset(BaseToolset):
         """
         from eventide.tools.mcp_tool import McpTool
 
-        session = self._session()
+        session = self._session(await self._listing_headers(readonly_context))
 
         async def list_all(client: Any) -> list[Any]:
             listed: list[Any] = []
@@ -396,6 +415,18 @@ class McpToolset(BaseToolset):
                 tool.name = f"{self.tool_name_prefix}_{tool.name}"
             tools.append(tool)
         return tools
+
+    async def _listing_headers(
+        self, readonly_context: ReadonlyContext | None
+    ) -> dict[str, str] | None:
+        """With ``auth_config``, list with the user's credential when there is one already (a
+        server may require it for listing too); otherwise without."""
+        if self.auth_config is None or readonly_context is None:
+            return None
+        from eventide.auth import auth_headers, load_credential
+
+        credential = await load_credential(readonly_context.invocation_context, self.auth_config)
+        return auth_headers(self.auth_config, credential) if credential is not None else None
 
     async def call_tool(
         self,

@@ -60,9 +60,9 @@ class HttpMcpServer:
             self.process = None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def http_server() -> Iterator[HttpMcpServer]:
-    """One HTTP MCP server shared by a test module."""
+    """One HTTP MCP server shared by the MCP tests."""
     server = HttpMcpServer()
     server.start()
     yield server
