@@ -170,3 +170,19 @@ def test_database_passwords_are_never_printed(url: str, shown: str) -> None:
     from eventide.cli.run_command import redact_password
 
     assert redact_password(url) == shown
+
+
+def test_the_support_desk_example_runs_offline_on_the_demo_model(invoke: Invoke) -> None:
+    """The shipped example runs with no key: triage transfers to tech, which calls its real
+    tool with an argument taken from the message."""
+    repo = Path(__file__).resolve().parents[2]
+    example = repo / "examples" / "support_desk"
+    if not (example / "agent.py").is_file():
+        pytest.skip("the support desk example is not in this checkout")
+    result = invoke(
+        ["run", str(example), "--session-db", "memory:", "-q", "the api seems down"], cwd=repo
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(DEMO_LINE)
+    assert lines[2:4] == ["  ⇢ transfer to tech", '  → check_service_status(service="api")']

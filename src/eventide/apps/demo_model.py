@@ -250,7 +250,7 @@ def _purpose(agent: BaseAgent) -> str:
     for tool in getattr(agent, "tools", None) or ():
         name = getattr(tool, "name", None) or getattr(tool, "__name__", "")
         doc = getattr(tool, "description", None) or (getattr(tool, "__doc__", None) or "")
-        words += [str(name), str(doc).strip().split("\n")[0]]
+        words += [str(name), str(doc)]
     return " ".join(words)
 
 
@@ -362,9 +362,18 @@ def _overlap(message: set[str], other: set[str]) -> int:
 
 def _tool_score(words: set[str], declaration: types.FunctionDeclaration) -> int:
     # Words of the tool's name count double: "weather" in get_weather says more than a
-    # word somewhere in a long description.
-    return 2 * _overlap(words, _words(declaration.name)) + _overlap(
-        words, _words(declaration.description or "")
+    # word somewhere in a long description. Parameter descriptions count too ("one of
+    # 'api', 'email'" makes "the api is down" a question for that tool).
+    parameters = (declaration.parameters_json_schema or {}).get("properties") or {}
+    described = " ".join(
+        f"{prop.get('description', '')} {' '.join(map(str, prop.get('enum') or ()))}"
+        for prop in parameters.values()
+        if isinstance(prop, Mapping)
+    )
+    return (
+        2 * _overlap(words, _words(declaration.name))
+        + _overlap(words, _words(declaration.description or ""))
+        + _overlap(words, _words(described))
     )
 
 

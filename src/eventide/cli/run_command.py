@@ -127,7 +127,7 @@ class _Chat:
             session_db=options.session_db, artifact_root=None, base_dir=self._folder
         )
         plugins: list[BasePlugin] = list(self._app.plugins)
-        if self._tracer_provider is not None:
+        if self._tracer_provider is not None and not any(p.name == "tracing" for p in plugins):
             from eventide.plugins.tracing_plugin import TracingPlugin
 
             plugins.append(TracingPlugin(tracer_provider=self._tracer_provider))
