@@ -222,3 +222,36 @@ def test_tracing_is_lazy_importing_eventide_loads_no_opentelemetry() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == "False"
+
+
+async def test_parallel_branches_nest_under_the_workflow_agent(
+    plugin: TracingPlugin, exporter: InMemorySpanExporter
+) -> None:
+    """Concurrent branches (ParallelAgent): each branch's agent and model spans nest under
+    the workflow agent's span, never under each other."""
+    from eventide.agents import ParallelAgent
+
+    left = LlmAgent(name="left", model=ScriptedModel(responses=["L"]))
+    right = LlmAgent(name="right", model=ScriptedModel(responses=["R"]))
+    runner = InMemoryRunner(
+        ParallelAgent(name="fan", sub_agents=[left, right]), app_name="traced", plugins=[plugin]
+    )
+    await runner.session_service.create_session(app_name="traced", user_id="u", session_id="s")
+    async for _ in runner.run_async(user_id="u", session_id="s", new_message="go"):
+        pass
+    spans = exporter.get_finished_spans()
+    by_id = {s.context.span_id: s for s in spans}
+
+    def parent(span: Any) -> str:
+        return by_id[span.parent.span_id].name
+
+    agents = {s.name: parent(s) for s in spans if s.name.startswith("invoke_agent")}
+    assert agents == {
+        "invoke_agent fan": "invocation traced",
+        "invoke_agent left": "invoke_agent fan",
+        "invoke_agent right": "invoke_agent fan",
+    }
+    chats = sorted(
+        (s.attributes["gen_ai.agent.name"], parent(s)) for s in spans if s.name.startswith("chat")
+    )
+    assert chats == [("left", "invoke_agent left"), ("right", "invoke_agent right")]
