@@ -198,3 +198,37 @@ def test_chat_streams_the_answer_and_shows_the_timeline(dev_ui_server: ThreadedS
             assert errors == []
         finally:
             browser.close()
+
+
+@pytest.mark.slow
+def test_token_dialog_unlocks_a_server_with_auth() -> None:
+    """A server started with an auth token: the UI asks for it once, then works."""
+    _need_browser()
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.server.fixture_agents import EchoAgent
+
+    api = create_app(
+        apps={"echo": App(name="echo", root_agent=EchoAgent(name="echo_agent"))},
+        auth_token="let-me-in",
+        web=True,
+    )
+    with ThreadedServer(api) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_FLAGS, headless=True)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(30_000)
+            expect.set_options(timeout=30_000)
+            page.goto(server.url + "/dev-ui/")
+            expect(page.locator("#token-dialog")).to_be_visible()
+            expect(page.locator("#status")).to_have_text("Token needed")
+            page.locator("#token-input").fill("let-me-in")
+            page.locator("#token-save").click()
+            expect(page.locator("#app-select")).to_have_value("echo")
+            expect(page.locator("#chat-input")).to_be_enabled()
+            page.locator("#chat-input").fill("knock knock")
+            page.locator("#chat-input").press("Enter")
+            expect(page.locator(".msg-agent .msg-text")).to_have_text("echo: knock knock")
+            expect(page.locator("#timeline .tl-item")).to_have_count(2)
+        finally:
+            browser.close()
