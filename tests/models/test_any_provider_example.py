@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from examples.any_provider.agent import build_agent, get_weather
+
 from tests.agents.llm_helpers import start, turn
 from tests.event_summary import summarize
 from tests.models.fake_provider_servers import FakeProviderServer, Reply
