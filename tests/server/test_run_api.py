@@ -104,6 +104,16 @@ def test_run_sse_streaming_sends_partial_chunks_that_are_never_stored(client: ht
     ]
 
 
+def test_run_with_streaming_lists_the_partial_chunks_too(client: httpx.Client) -> None:
+    """Spec, streaming: with streaming asked for, /run returns the partial chunks it
+    forwarded as well as the complete event; only the complete one is stored."""
+    user, sid = _session(client, "chunks")
+    events = client.post("/run", json=_body("chunks", user, sid, "hi", streaming=True)).json()
+    assert [e.get("partial") for e in events] == [True, True, True, None]
+    stored = client.get(f"/apps/chunks/users/{user}/sessions/{sid}").json()["events"]
+    assert [e.get("partial") for e in stored] == [None, None]
+
+
 def test_run_sse_without_streaming_sends_no_partials(client: httpx.Client) -> None:
     user, sid = _session(client, "chunks")
     with client.stream("POST", "/run_sse", json=_body("chunks", user, sid, "hi")) as response:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from eventide import LlmAgent, Runner, types
+from eventide.errors import AppLoadError
+from eventide.server import create_app
 from eventide.server.json_case import camel_case_keys
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.request_models import RunAgentRequest, parse_create_session_body
@@ -89,3 +93,10 @@ async def test_recorder_keeps_only_the_most_recent_links() -> None:
     assert recorder.request_for_event(ids[2]) is model.requests[2]
     with pytest.raises(ValueError, match="max_requests must be at least 1"):
         ModelRequestRecorder(max_requests=0)
+
+
+def test_create_app_needs_apps_and_an_existing_apps_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="needs apps_dir"):
+        create_app()
+    with pytest.raises(AppLoadError, match="does not exist"):
+        create_app(apps_dir=tmp_path / "missing")
