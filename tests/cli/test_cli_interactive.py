@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import textwrap
 from pathlib import Path
 
@@ -163,3 +164,62 @@ def test_ctrl_c_interrupts_a_turn_then_the_chat_goes_on(
     finally:
         child.close()
     assert child.exitstatus == 130
+
+
+@pytest.mark.slow
+def test_streamed_text_reaches_the_terminal_before_the_answer_is_complete(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """Streaming with partial: the first chunk is on screen while the model is still
+    generating (it waits for a file the test creates only after seeing the chunk)."""
+    gate = tmp_path / "gate"
+    folder = tmp_path / "streamer"
+    folder.mkdir()
+    (folder / "agent.py").write_text(
+        textwrap.dedent(
+            f"""
+            import asyncio
+            from pathlib import Path
+
+            from eventide import LlmResponse, types
+            from eventide.agents import LlmAgent
+            from eventide.models.base_llm import BaseLlm
+
+
+            def chunk(text, partial):
+                content = types.Content(role="model", parts=[types.Part(text=text)])
+                return LlmResponse(content=content, partial=partial)
+
+
+            class GatedModel(BaseLlm):
+                async def generate_content_async(self, llm_request, stream=False):
+                    assert stream, "the CLI asks for streaming"
+                    yield chunk("first half, ", True)
+                    while not Path({str(gate)!r}).exists():
+                        await asyncio.sleep(0.01)
+                    yield chunk("second half.", True)
+                    yield chunk("first half, second half.", None)
+
+
+            root_agent = LlmAgent(name="streamer", model=GatedModel(model="gated"))
+            """
+        ),
+        encoding="utf-8",
+    )
+    child = spawn(["run", "streamer", "--session-db", "memory:"], tmp_path, cli_env)
+    transcript = io.StringIO()
+    child.logfile_read = transcript
+    try:
+        child.expect_exact("you › ")
+        child.sendline("go")
+        child.expect_exact("streamer › first half, ")
+        gate.write_text("open")
+        child.expect_exact("second half.\r\n")
+        child.expect_exact("you › ")
+        child.sendline("exit")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    # The complete event ends the streamed line; it does not print the answer again.
+    assert transcript.getvalue().count("first half, second half.") == 1
