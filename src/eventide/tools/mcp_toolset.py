@@ -20,6 +20,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -196,51 +197,53 @@ class _McpSession:
         return self._params.describe()
 
     # --- the owner task ---
-    def _transport(self) -> Any:
-        mcp = _import_mcp()
+    async def _open_transport(self, stack: AsyncExitStack) -> Any:
+        """The SDK transport for the parameters (HTTP: its httpx client entered on ``stack``)."""
         params = self._params
         if isinstance(params, StdioConnectionParams):
+            from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
-            server_params = params.server_params or mcp.StdioServerParameters(
+            server_params = params.server_params or StdioServerParameters(
                 command=params.command or "", args=params.args, env=params.env, cwd=params.cwd
             )
             return stdio_client(server_params, errlog=self._errlog or sys.stderr)
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        http_client = httpx2.AsyncClient(
-            headers={**(params.headers or {}), **self._headers},
-            timeout=httpx2.Timeout(params.timeout, read=params.sse_read_timeout),
+        http_client = await stack.enter_async_context(
+            httpx2.AsyncClient(
+                headers={**(params.headers or {}), **self._headers},
+                timeout=httpx2.Timeout(params.timeout, read=params.sse_read_timeout),
+            )
         )
         return streamable_http_client(
             params.url, http_client=http_client, terminate_on_close=params.terminate_on_close
-        ), http_client
+        )
 
     async def _own(self, connection: _Connection) -> None:
         """Enter the client, publish it, wait for the stop signal, exit it: all in one task."""
-        mcp = _import_mcp()
+        from mcp import Client
+
+        ready = connection.ready
         try:
-            transport = self._transport()
-            http_client = None
-            if isinstance(transport, tuple):
-                transport, http_client = transport
-            client = mcp.Client(transport, read_timeout_seconds=self._params.timeout)
-            if http_client is not None:
-                async with http_client, client:
-                    connection.ready.set_result(client)
-                    await connection.stop.wait()
-            else:
-                async with client:
-                    connection.ready.set_result(client)
-                    await connection.stop.wait()
+            async with AsyncExitStack() as stack:
+                transport = await self._open_transport(stack)
+                client = await stack.enter_async_context(
+                    Client(transport, read_timeout_seconds=self._params.timeout)
+                )
+                ready.set_result(client)
+                await connection.stop.wait()
         except Exception as exc:
-            if not connection.ready.done():
-                connection.ready.set_exception(exc)
+            if not ready.done():
+                ready.set_exception(exc)
             else:
                 # The connection broke while in use (the server died); the next request
                 # sees CONNECTION_CLOSED and reconnects. Logged for the operator.
                 logger.info("MCP connection to %s ended: %r", self.server, exc)
+        finally:
+            if not ready.done():  # cancelled before connecting: callers must not wait forever
+                ready.set_exception(RuntimeError("the connection task ended before connecting"))
 
     def _current(self) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -254,6 +257,9 @@ class _McpSession:
             connection = None
         if connection is None or connection.finished():
             connection = _Connection(loop=loop, ready=loop.create_future())
+            # Mark a failure as seen even when every waiting caller was cancelled, so asyncio
+            # does not log "exception was never retrieved".
+            connection.ready.add_done_callback(_consume_exception)
             connection.task = loop.create_task(
                 self._own(connection), name=f"eventide-mcp {self.server}"
             )
@@ -320,6 +326,11 @@ class _McpSession:
         connection = self._connection
         if connection is not None:
             await self._retire(connection)
+
+
+def _consume_exception(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _describe(exc: BaseException) -> str:
