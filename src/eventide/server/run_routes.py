@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -166,13 +167,29 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
         """Run the turn, sending each event the moment the Runner has committed it."""
         camel = await _wants_camel(request)
         events, first, error = await start(body)
+        leave = _once(inflight.leave)
+        frames = _sse_frames(events, first, error, camel=camel, app_name=body.app_name, leave=leave)
+        # A client that leaves before the first frame is written can make Starlette drop the
+        # generator without ever starting it, so its `finally` never runs; the turn then
+        # counts as ended when the generator is collected.
+        weakref.finalize(frames, leave)
         return StreamingResponse(
-            _sse_frames(
-                events, first, error, camel=camel, app_name=body.app_name, inflight=inflight
-            ),
+            frames,
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
+
+
+def _once(action: Callable[[], None]) -> Callable[[], None]:
+    done = False
+
+    def run_once() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            action()
+
+    return run_once
 
 
 def event_json(event: Event, *, camel: bool) -> str:
@@ -196,7 +213,7 @@ async def _sse_frames(
     *,
     camel: bool,
     app_name: str,
-    inflight: InflightTurns,
+    leave: Callable[[], None],
 ) -> AsyncIterator[str]:
     try:
         if first is not None:
@@ -213,6 +230,6 @@ async def _sse_frames(
         # wholly committed or not at all (appends are atomic).
         with anyio.CancelScope(shield=True):
             await events.aclose()
-        inflight.leave()
+        leave()
     if error is not None:
         yield f"data: {json.dumps(error_payload(error, camel=camel))}\n\n"
