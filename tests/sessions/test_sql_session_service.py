@@ -287,7 +287,11 @@ async def test_postgres_going_away_raises_backend_error_and_recovers(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
         f"WHERE datname = '{database}' AND pid <> pg_backend_pid()"
     )
-    # A dropped connection alone is healed: the pool pings before use and reconnects.
+    # A dropped connection alone is healed: safe operations retry once on a new connection.
+    await pg_admin(terminate)
+    assert await service.get_session(app_name=app, user_id="u", session_id="s") is not None
+    await pg_admin(terminate)
+    assert len((await service.list_sessions(app_name=app)).sessions) == 1
     await pg_admin(terminate)
     await service.append_event(
         session, Event(author="a", actions=EventActions(state_delta={"n": 2}))

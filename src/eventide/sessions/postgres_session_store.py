@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -186,12 +187,15 @@ class PostgresSessionStore:
                 async with engine.begin() as conn:
                     yield conn
         except _driver_errors() as exc:
-            raise BackendError(
-                f"PostgreSQL at {_redacted(self._url)} failed: {type(exc).__name__}: {exc}. "
-                "Nothing of this operation was committed, or (for an append whose answer was "
-                "lost) it was committed whole; appending the same event again is safe. The "
-                "next operation reconnects once the database is reachable."
-            ) from exc
+            raise self._backend_error(exc) from exc
+
+    def _backend_error(self, exc: BaseException) -> BackendError:
+        return BackendError(
+            f"PostgreSQL at {_redacted(self._url)} failed: {type(exc).__name__}: {exc}. "
+            "Nothing of this operation was committed, or (for an append whose answer was "
+            "lost) it was committed whole; appending the same event again is safe. The "
+            "next operation reconnects once the database is reachable."
+        )
 
     async def _run(
         self,
@@ -383,7 +387,7 @@ class PostgresSessionStore:
 
     async def append(self, request: AppendRequest) -> AppendOutcome:
         r = request
-        params = {
+        params: dict[str, Any] = {
             "app": r.app_name,
             "user": r.user_id,
             "sid": r.session_id,
@@ -401,12 +405,17 @@ class PostgresSessionStore:
             "udelta": dumps_json(r.user_delta) if r.user_delta else "{}",
         }
 
-        async def work(conn: AsyncConnection) -> Any:
-            return (await conn.execute(_text(_APPEND), params)).one()
-
-        # Safe to repeat after a lost connection: if the first attempt committed, the event
-        # id makes the second a no-op ("duplicate").
-        row = await self._run(work, autocommit=True)
+        args = [params[name] for name in _APPEND_NATIVE_NAMES]
+        row: Any = None
+        for attempt in (1, 2):
+            try:
+                row = await self._append_native(args)
+                break
+            except _driver_errors() as exc:
+                # Safe to repeat after a lost connection: if the first attempt committed,
+                # the event id makes the second a no-op ("duplicate").
+                if attempt == 2 or not _is_disconnect(exc):
+                    raise self._backend_error(exc) from exc
         before, seq = row[0], row[1]
         if before is None:
             return AppendOutcome(status="missing", seq=0, before=0)
@@ -415,6 +424,21 @@ class PostgresSessionStore:
         if r.compare_and_set and before != r.expected_seq:
             return AppendOutcome(status="stale", seq=int(before), before=int(before))
         return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
+
+    async def _append_native(self, args: Sequence[Any]) -> Any:
+        """Run the append statement on the pooled connection's asyncpg driver directly: one
+        round trip, asyncpg's prepared statement, none of SQLAlchemy's per-execute work
+        (which costs about a millisecond of CPU here). No SQLAlchemy transaction is open, so
+        the statement commits on its own."""
+        async with self._current_engine().connect() as conn:
+            raw = await conn.get_raw_connection()
+            driver: Any = raw.driver_connection
+            try:
+                return await driver.fetchrow(_APPEND_NATIVE, *args)
+            except _driver_errors() as exc:
+                if driver.is_closed() or _is_disconnect(exc):
+                    await conn.invalidate()  # never hand a dead connection out again
+                raise
 
     async def close(self) -> None:
         engine, self._engine = self._engine, None
@@ -438,15 +462,49 @@ def _driver_errors() -> tuple[type[BaseException], ...]:
     import asyncpg
     from sqlalchemy.exc import SQLAlchemyError
 
-    return (SQLAlchemyError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+    return (
+        SQLAlchemyError,
+        OSError,
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        asyncpg.exceptions.InternalClientError,
+    )
 
 
 def _is_disconnect(exc: BaseException | None) -> bool:
+    import asyncpg
     from sqlalchemy.exc import DBAPIError
 
     if isinstance(exc, DBAPIError):
         return bool(exc.connection_invalidated)
-    return isinstance(exc, ConnectionError)
+    if isinstance(exc, asyncpg.InterfaceError):
+        return "connection is closed" in str(exc)
+    if isinstance(exc, asyncpg.exceptions.InternalClientError):
+        # The server ended the session (e.g. pg_terminate_backend) while the connection sat
+        # idle in the pool; asyncpg notices only when the next statement is sent.
+        return True
+    return isinstance(
+        exc,
+        ConnectionError
+        | asyncpg.PostgresConnectionError
+        | asyncpg.exceptions.OperatorInterventionError,
+    )
+
+
+def _native(sql: str) -> tuple[str, list[str]]:
+    """Turn ``:name`` binds into asyncpg's ``$n``, and list the names in ``$n`` order."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in names:
+            names.append(name)
+        return f"${names.index(name) + 1}"
+
+    return re.sub(r"(?<![:\w]):([a-z_]+)", number, sql), names
+
+
+_APPEND_NATIVE, _APPEND_NATIVE_NAMES = _native(_APPEND)
 
 
 def _redacted(url: str) -> str:
