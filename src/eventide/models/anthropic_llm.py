@@ -42,7 +42,7 @@ from eventide.models._connector_support import (
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
-__all__ = ["AnthropicLlm"]
+__all__ = ["AnthropicLlm", "Claude"]
 
 _STOP_REASONS = {
     "end_turn": "STOP",
@@ -134,6 +134,10 @@ class AnthropicLlm(RemoteLlm):
             close = getattr(opened.rest, "close", None)
             if close is not None:
                 await close()
+
+
+Claude = AnthropicLlm
+"""google-adk's name for this connector, so ported code keeps working."""
 
 
 def messages_request(

@@ -41,7 +41,7 @@ from eventide.models._connector_support import (
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
-__all__ = ["GeminiLlm"]
+__all__ = ["Gemini", "GeminiLlm"]
 
 _GENERATED_ID = re.compile(r"call_\d+")
 # Finish reasons that mean the answer was withheld or unusable: reported as the error code.
@@ -153,6 +153,10 @@ class GeminiLlm(RemoteLlm):
             return
         async for response in _gemini_stream(opened, calls_before):
             yield response
+
+
+Gemini = GeminiLlm
+"""google-adk's name for this connector, so ported code keeps working."""
 
 
 def gemini_contents(llm_request: LlmRequest) -> list[dict[str, Any]]:
