@@ -9,9 +9,21 @@ a final response, the target's answer is.
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+
 import pytest
 
-from eventide import Event, InMemoryRunner, LlmAgent, RunConfig, Runner, StreamingMode, types
+from eventide import (
+    BaseAgent,
+    Event,
+    InMemoryRunner,
+    InvocationContext,
+    LlmAgent,
+    RunConfig,
+    Runner,
+    StreamingMode,
+    types,
+)
 from eventide.errors import LlmCallsLimitExceededError
 from eventide.testing import ScriptedModel, text_response, tool_call_response
 from tests.agents.multi_agent_helpers import (
@@ -432,3 +444,54 @@ async def test_transfer_ping_pong_stops_at_max_llm_calls() -> None:
         ("billing", "transfer_to_agent -> triage"),
     ]
     assert rows(await stored_events(desk.runner, sid))[1:] == rows(seen)
+
+
+async def test_transfer_to_a_grandchild_directly_is_refused() -> None:
+    """Issue 4 'forbidden transfers': an agent may hand over only to its sub-agents, parent
+    and peers; a deeper agent of the tree (triage -> refunds, skipping billing) gets an error
+    response, even though the name exists."""
+    desk = Desk()
+    desk.root_model.add(transfer("refunds"), transfer("billing"))
+    desk.billing_model.add("Billing here.")
+    sid = await new_session(desk.runner)
+
+    events = await run_turn(desk.runner, sid, "refund")
+
+    assert rows(events) == [
+        ("triage", None, "call", "transfer_to_agent(agent_name=refunds)"),
+        ("triage", None, "response", "transfer_to_agent -> error"),
+        ("triage", None, "call", "transfer_to_agent(agent_name=billing)"),
+        ("triage", None, "response", "transfer_to_agent -> billing"),
+        ("billing", None, "text", "Billing here."),
+    ]
+    assert desk.refunds_model.calls == 0
+
+
+class _Clock(BaseAgent):
+    """A custom (non-LLM) agent: answers with a fixed text."""
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        yield Event(
+            invocation_id=ctx.invocation_id,
+            author=self.name,
+            content=types.Content(role="model", parts=[types.Part(text="It is noon.")]),
+        )
+
+
+async def test_sticky_routing_never_keeps_a_custom_agent() -> None:
+    """Routing rule: a custom BaseAgent cannot transfer back (no model to decide it), so after
+    it answered, the next turn goes to the root."""
+    root_model = ScriptedModel(responses=[transfer("clock"), "Triage again."])
+    root = LlmAgent(name="triage", model=root_model, sub_agents=[_Clock(name="clock")])
+    runner = InMemoryRunner(root, app_name="desk")
+    sid = await new_session(runner)
+
+    turn1 = await run_turn(runner, sid, "time?")
+    turn2 = await run_turn(runner, sid, "thanks")
+
+    assert rows(turn1) == [
+        ("triage", None, "call", "transfer_to_agent(agent_name=clock)"),
+        ("triage", None, "response", "transfer_to_agent -> clock"),
+        ("clock", None, "text", "It is noon."),
+    ]
+    assert rows(turn2) == [("triage", None, "text", "Triage again.")]
