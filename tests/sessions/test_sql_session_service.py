@@ -396,3 +396,31 @@ async def _execute(db_url: str, statement: str) -> None:
             conn.execute(statement)
     else:
         await pg_admin(statement, database=url.database)
+
+
+async def test_state_keys_with_json_path_characters(db_url: str) -> None:
+    """DESIGN, the log is the truth: state keys are opaque strings. Keys that look like JSON
+    paths (dots, brackets, quotes, backslashes, '$', empty) merge and read back exactly, in
+    every scope, whichever way the store merges them."""
+    service = SqlSessionService(db_url)
+    app = f"app_{uuid.uuid4().hex[:8]}"
+    session = await service.create_session(app_name=app, user_id="u")
+    keys = ["a.b", "x[0]", "$", "", 'say "hi"', "back\\slash", "ünï", "it's"]
+    expected: dict[str, Any] = {}
+    for n, key in enumerate(keys):
+        delta = {key: n, f"app:{key}": [n], f"user:{key}": {"n": n}}
+        await service.append_event(
+            session, Event(author="a", actions=EventActions(state_delta=delta))
+        )
+        expected.update(delta)
+    # A second write to the same keys replaces (never deep-merges) the values.
+    await service.append_event(
+        session,
+        Event(
+            author="a", actions=EventActions(state_delta={'say "hi"': {"new": True}, "a.b": None})
+        ),
+    )
+    expected.update({'say "hi"': {"new": True}, "a.b": None})
+    stored = await service.get_session(app_name=app, user_id="u", session_id=session.id)
+    assert stored is not None and stored.state == expected == session.state
+    await service.close()
