@@ -160,8 +160,11 @@ async def test_forbidden_transfer_to_parent_is_an_error_response_and_the_turn_go
         ("billing", None, "response", "transfer_to_agent -> error"),
         ("billing", None, "text", "I will handle it myself."),
     ]
-    error = events[3].get_function_responses()[0].response or {}
-    assert "'triage'" in error["error"] and "refunds" in error["error"]
+    error = (events[3].get_function_responses()[0].response or {})["error"]
+    assert error == (
+        "Cannot transfer to 'triage': you may not hand over to it. The agents you may "
+        "transfer to are: refunds, tech. Pick one of those or answer yourself."
+    )
     assert events[3].actions.transfer_to_agent is None
     assert desk.root_model.calls == 1  # the parent never ran again
 
@@ -202,7 +205,10 @@ async def test_unknown_target_is_an_error_response() -> None:
         ("triage", None, "text", "Let me help you myself."),
     ]
     error = (events[1].get_function_responses()[0].response or {})["error"]
-    assert "'sales'" in error and "billing, tech" in error
+    assert error == (
+        "Cannot transfer to 'sales': there is no agent by that name. The agents you may "
+        "transfer to are: billing, tech. Pick one of those or answer yourself."
+    )
 
 
 async def test_transfer_to_parent() -> None:

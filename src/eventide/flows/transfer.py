@@ -91,9 +91,12 @@ class TransferToAgentTool(BaseTool):
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         name = args.get("agent_name")
         if name not in self.target_names:
+            root = tool_context.invocation_context.agent.root_agent
+            exists = isinstance(name, str) and root.find_agent(name) is not None
+            why = "you may not hand over to it" if exists else "there is no agent by that name"
             return {
-                "error": f"Cannot transfer to {name!r}: it is not one of the agents you may "
-                f"transfer to ({', '.join(self.target_names)}). Pick one of those or answer "
+                "error": f"Cannot transfer to {name!r}: {why}. The agents you may transfer "
+                f"to are: {', '.join(self.target_names)}. Pick one of those or answer "
                 "yourself."
             }
         tool_context.actions.transfer_to_agent = name
