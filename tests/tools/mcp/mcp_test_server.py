@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
@@ -49,6 +50,13 @@ def refuse(reason: str) -> str:
 def whoami() -> int:
     """The server's process id (the tests kill it to check reconnection)."""
     return os.getpid()
+
+
+@server.tool()
+async def pause(seconds: float) -> str:
+    """Wait, then answer (for cancellation tests)."""
+    await anyio.sleep(seconds)
+    return "done"
 
 
 @server.tool()

@@ -20,7 +20,7 @@ from eventide.tools.mcp_toolset import (
 )
 from tests.tools.mcp.conftest import HttpMcpServer, stdio_params
 
-ALL_TOOLS = ["add", "shout", "forecast", "refuse", "whoami", "header"]
+ALL_TOOLS = ["add", "shout", "forecast", "refuse", "whoami", "pause", "header"]
 
 
 async def call(tools: list[BaseTool], name: str, /, **args: Any) -> Any:
@@ -242,3 +242,38 @@ async def test_http_unreachable_is_a_clear_error() -> None:
     with pytest.raises(McpConnectionError, match="127.0.0.1"):
         await toolset.get_tools()
     await toolset.close()
+
+
+async def test_a_cancelled_call_leaves_the_session_usable(http_server: HttpMcpServer) -> None:
+    """Cancelling a caller mid-call (e.g. a timeout around the tool) does not break the
+    shared session: the next calls work, and close() is clean with the call abandoned."""
+    toolset = McpToolset(
+        connection_params=StreamableHTTPConnectionParams(url=http_server.url),
+        tool_filter=["pause", "add"],
+    )
+    try:
+        tools = await toolset.get_tools()
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(call(tools, "pause", seconds=30), timeout=0.5)
+        assert await call(tools, "add", a=1, b=2) == {"result": 3}
+        slow = asyncio.ensure_future(call(tools, "pause", seconds=30))
+        assert await call(tools, "add", a=2, b=2) == {"result": 4}
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+    finally:
+        await toolset.close()
+
+
+def test_importing_the_modules_loads_no_sdk() -> None:
+    """DESIGN 4: importing eventide, the MCP toolset and the auth package loads neither the
+    MCP SDK nor an HTTP client; they load on first connection or exchange."""
+    import subprocess
+
+    code = (
+        "import sys, eventide, eventide.auth, eventide.tools.mcp_toolset, "
+        "eventide.tools.mcp_tool; "
+        "print(sorted(m for m in ('mcp', 'httpx', 'httpx2', 'anyio') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
