@@ -278,3 +278,28 @@ async def test_key_from_gemini_api_key(
 @pytest.mark.parametrize("name", ["gemini-2.5-flash", "models/gemini-2.5-pro"])
 def test_registry_resolves_gemini_names(name: str) -> None:
     assert LLMRegistry.resolve(name) is GeminiLlm
+
+
+async def test_vertex_ai_path_and_credentials(server: FakeProviderServer) -> None:
+    """Vertex AI: the project/location model path and a bearer token instead of a key."""
+    import datetime
+
+    from google.oauth2.credentials import Credentials
+
+    expiry = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) + datetime.timedelta(hours=1)
+    server.add(Reply(body=answer([{"text": "ok"}])))
+    model = GeminiLlm(
+        model="gemini-test",
+        vertexai=True,
+        project="proj",
+        location="europe-west4",
+        credentials=Credentials(token="vertex-token", expiry=expiry),
+        base_url=server.url,
+    )
+    [response] = await collect(model.generate_content_async(simple_request()))
+    assert text(response) == "ok"
+    assert server.requests[0].path == (
+        "/v1beta1/projects/proj/locations/europe-west4/publishers/google/models/"
+        "gemini-test:generateContent"
+    )
+    assert server.requests[0].headers["authorization"] == "Bearer vertex-token"

@@ -66,6 +66,8 @@ class GeminiLlm(RemoteLlm):
         vertexai: use Vertex AI (default: ``GOOGLE_GENAI_USE_VERTEXAI``).
         project: the Vertex AI project (default ``GOOGLE_CLOUD_PROJECT``).
         location: the Vertex AI region (default ``GOOGLE_CLOUD_LOCATION``).
+        credentials: Vertex AI credentials (``google.auth.credentials.Credentials``);
+            default: Application Default Credentials.
         base_url: another endpoint (a proxy, or a local server in tests).
     """
 
@@ -74,6 +76,7 @@ class GeminiLlm(RemoteLlm):
     vertexai: bool | None = None
     project: str | None = None
     location: str | None = None
+    credentials: Any = None
     base_url: str | None = None
 
     _client: Any = PrivateAttr(default=None)
@@ -104,6 +107,7 @@ class GeminiLlm(RemoteLlm):
                     vertexai=True,
                     project=self.project,
                     location=self.location,
+                    credentials=self.credentials,
                     http_options=http_options,
                 )
             else:
