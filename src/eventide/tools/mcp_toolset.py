@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from eventide.contexts import ReadonlyContext
     from eventide.tools.base_tool import BaseTool
 
-__all__ = ["McpToolset", "StdioConnectionParams", "StreamableHTTPConnectionParams"]
+__all__ = ["MCPToolset", "McpToolset", "StdioConnectionParams", "StreamableHTTPConnectionParams"]
 
 logger = logging.getLogger(__name__)
 
@@ -465,3 +465,7 @@ class McpToolset(BaseToolset):
         self._sessions.clear()
         for session in sessions:
             await session.close()
+
+
+MCPToolset = McpToolset
+"""The same class under google-adk's other spelling."""
