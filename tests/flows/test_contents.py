@@ -10,7 +10,11 @@ from eventide.flows.contents import ContentsCache, build_contents
 
 def text(author: str, value: str, branch: str | None = None) -> Event:
     role = "user" if author == "user" else "model"
-    return Event(author=author, branch=branch, content=types.Content(role=role, parts=[types.Part(text=value)]))
+    return Event(
+        author=author,
+        branch=branch,
+        content=types.Content(role=role, parts=[types.Part(text=value)]),
+    )
 
 
 def call(author: str, call_id: str, name: str = "tool") -> Event:
@@ -19,7 +23,9 @@ def call(author: str, call_id: str, name: str = "tool") -> Event:
 
 
 def response(author: str, call_id: str, result: str, name: str = "tool") -> Event:
-    part = types.Part(function_response=types.FunctionResponse(id=call_id, name=name, response={"r": result}))
+    part = types.Part(
+        function_response=types.FunctionResponse(id=call_id, name=name, response={"r": result})
+    )
     return Event(author=author, content=types.Content(role="user", parts=[part]))
 
 
@@ -32,7 +38,12 @@ def shape(contents: list[types.Content]) -> list[tuple[str | None, str]]:
             elif part.function_call is not None:
                 out.append((content.role, f"call {part.function_call.id}"))
             elif part.function_response is not None:
-                out.append((content.role, f"response {part.function_response.id}={part.function_response.response}"))
+                out.append(
+                    (
+                        content.role,
+                        f"response {part.function_response.id}={part.function_response.response}",
+                    )
+                )
     return out
 
 
@@ -58,15 +69,20 @@ def test_calls_are_followed_by_their_latest_response() -> None:
 
 def test_other_agents_turns_are_presented_as_context() -> None:
     """Issue 3: other agents' turns appear as user-role context, not as the model's own."""
-    events = [text("user", "hi"), text("other", "I am other"), call("other", "c9"), response("other", "c9", "x")]
+    events = [
+        text("user", "hi"),
+        text("other", "I am other"),
+        call("other", "c9"),
+        response("other", "c9", "x"),
+    ]
     assert shape(build_contents(events, agent_name="a", branch=None)) == [
         ("user", "hi"),
         ("user", "For context:"),
         ("user", "[other] said: I am other"),
         ("user", "For context:"),
-        ("user", "[other] called tool `tool` with parameters: {\"q\": \"c9\"}"),
+        ("user", '[other] called tool `tool` with parameters: {"q": "c9"}'),
         ("user", "For context:"),
-        ("user", "[other] `tool` tool returned result: {\"r\": \"x\"}"),
+        ("user", '[other] `tool` tool returned result: {"r": "x"}'),
     ]
 
 
@@ -81,6 +97,8 @@ def test_branch_filtering() -> None:
     ]
     visible = shape(build_contents(events, agent_name="a", branch="par.a"))
     assert visible == [("user", "start"), ("model", "root level"), ("model", "mine")]
+    gathering = shape(build_contents(events, agent_name="a", branch=None))
+    assert ("user", "[b] said: sibling") in gathering and ("model", "deeper") in gathering
 
 
 def test_synthetic_requests_are_left_out() -> None:

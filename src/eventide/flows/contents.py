@@ -2,7 +2,8 @@
 
 Rules:
 - Only events of this agent's branch and its ancestors' are included (a parallel sibling's
-  work stays invisible), and only events with content.
+  work stays invisible), and only events with content. An agent outside any fan-out sees
+  every branch's events (it gathers their work).
 - The user's messages keep role 'user'; this agent's own events keep their roles; events of
   other agents are presented as context, in a user-role message ("For context: [name] said:
   ...") so the model does not mistake them for its own words.
@@ -40,7 +41,11 @@ def build_contents(
         start = 0
         for i in range(len(events) - 1, -1, -1):
             event = events[i]
-            if event.author == "user" and event.content is not None and _on_branch(event.branch, branch):
+            if (
+                event.author == "user"
+                and event.content is not None
+                and _on_branch(event.branch, branch)
+            ):
                 start = i
                 break
         events = events[start:]
@@ -195,11 +200,14 @@ class _CacheEntry:
 
 
 def _on_branch(event_branch: str | None, branch: str | None) -> bool:
-    """Whether an event of ``event_branch`` is visible from ``branch``."""
-    if not event_branch or event_branch == branch:
+    """Whether an event of ``event_branch`` is visible from ``branch``.
+
+    An agent outside any fan-out (no branch) sees every branch's events: a step after a
+    ``ParallelAgent`` gathers its branches' work. Inside a branch, only that branch and its
+    ancestors are visible.
+    """
+    if not event_branch or not branch or event_branch == branch:
         return True
-    if branch is None:
-        return False
     return branch.startswith(event_branch + ".")
 
 
