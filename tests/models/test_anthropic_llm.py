@@ -324,3 +324,17 @@ async def test_missing_key_names_the_variable() -> None:
 @pytest.mark.parametrize("name", ["claude-sonnet-4-5", "anthropic/claude-opus-4-1"])
 def test_registry_resolves_claude_names(name: str) -> None:
     assert LLMRegistry.resolve(name) is AnthropicLlm
+
+
+async def test_timeout_is_reported_not_raised(server: FakeProviderServer) -> None:
+    import threading
+
+    release = threading.Event()
+    server.add(Reply(body=message([{"type": "text", "text": "late"}]), hold=release))
+    try:
+        [response] = await collect(
+            llm(server, timeout=0.2).generate_content_async(simple_request())
+        )
+    finally:
+        release.set()
+    assert response.error_code == "TIMEOUT"

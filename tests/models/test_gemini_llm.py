@@ -303,3 +303,17 @@ async def test_vertex_ai_path_and_credentials(server: FakeProviderServer) -> Non
         "gemini-test:generateContent"
     )
     assert server.requests[0].headers["authorization"] == "Bearer vertex-token"
+
+
+async def test_timeout_is_reported_not_raised(server: FakeProviderServer) -> None:
+    import threading
+
+    release = threading.Event()
+    server.add(Reply(body=answer([{"text": "late"}]), hold=release))
+    model = llm(server, timeout=0.2)
+    try:
+        [response] = await collect(model.generate_content_async(simple_request()))
+    finally:
+        release.set()
+    await model.close()
+    assert response.error_code == "TIMEOUT"

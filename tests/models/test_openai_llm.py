@@ -545,3 +545,24 @@ async def test_responses_failed_status_maps_to_error(server: FakeProviderServer)
         llm(server, api="responses").generate_content_async(simple_request())
     )
     assert (response.error_code, response.error_message) == ("server_error", "boom")
+
+
+async def test_error_event_mid_stream(server: FakeProviderServer) -> None:
+    """An ``error`` object inside the SSE stream ends it with that error, not an exception."""
+    sse = chat_sse([chunk({"content": "Hel"})], done=False)
+    sse += 'data: {"error": {"message": "The server had an error", "code": "server_error"}}\n\n'
+    server.add(Reply(sse=sse))
+    streamed = await collect(llm(server).generate_content_async(simple_request(), stream=True))
+    assert [(r.partial, r.error_code) for r in streamed] == [(True, None), (None, "server_error")]
+    assert "The server had an error" in (streamed[-1].error_message or "")
+
+
+async def test_close_releases_the_client(server: FakeProviderServer) -> None:
+    server.add(*(Reply(body=completion({"role": "assistant", "content": "ok"})) for _ in "ab"))
+    model = llm(server)
+    await collect(model.generate_content_async(simple_request()))
+    await model.close()
+    # A closed connector opens a new client on next use.
+    [response] = await collect(model.generate_content_async(simple_request()))
+    assert text(response) == "ok"
+    await model.close()
