@@ -50,6 +50,7 @@ __all__ = [
 _fallback_services: weakref.WeakKeyDictionary[Any, InMemoryCredentialService] = (
     weakref.WeakKeyDictionary()
 )
+_process_service = InMemoryCredentialService()
 
 
 def credential_service_for(invocation_context: InvocationContext) -> BaseCredentialService:
@@ -63,9 +64,14 @@ def credential_service_for(invocation_context: InvocationContext) -> BaseCredent
             )
         return service
     owner = invocation_context.session_service
-    fallback = _fallback_services.get(owner)
-    if fallback is None:
-        fallback = _fallback_services[owner] = InMemoryCredentialService()
+    try:
+        fallback = _fallback_services.get(owner)
+        if fallback is None:
+            fallback = _fallback_services[owner] = InMemoryCredentialService()
+    except TypeError:
+        # A session service that cannot be weakly referenced or hashed: one store for the
+        # process (still keyed by app and user).
+        return _process_service
     return fallback
 
 
