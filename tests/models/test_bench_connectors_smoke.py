@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_connectors.py"
 
 
+@pytest.mark.slow
 def test_bench_connectors_reports_per_chunk_figures() -> None:
     result = subprocess.run(
         [sys.executable, str(BENCH), "--json", "--chunks", "20", "--rounds", "1"],
