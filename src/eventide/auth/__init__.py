@@ -19,6 +19,7 @@ from eventide.auth.auth_handler import (
     auth_headers,
     credential_request,
     credential_service_for,
+    forget_credential,
     load_credential,
     store_auth_response,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "auth_headers",
     "credential_request",
     "credential_service_for",
+    "forget_credential",
     "load_credential",
     "store_auth_response",
 ]

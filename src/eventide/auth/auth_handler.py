@@ -43,6 +43,7 @@ __all__ = [
     "auth_headers",
     "credential_request",
     "credential_service_for",
+    "forget_credential",
     "load_credential",
     "store_auth_response",
 ]
@@ -204,6 +205,15 @@ async def load_credential(
         raise
     await service.save_credential(**where, credential=credential)
     return credential
+
+
+async def forget_credential(invocation_context: InvocationContext, auth_config: AuthConfig) -> None:
+    """Delete the user's stored credential for ``auth_config`` (e.g. one a server refused)."""
+    await credential_service_for(invocation_context).delete_credential(
+        app_name=invocation_context.app_name,
+        user_id=invocation_context.user_id,
+        credential_key=auth_config.credential_key,
+    )
 
 
 def auth_headers(auth_config: AuthConfig, credential: AuthCredential) -> dict[str, str]:

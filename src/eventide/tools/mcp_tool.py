@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
+from eventide.errors import McpConnectionError
 from eventide.tools.base_tool import BaseTool
 
 if TYPE_CHECKING:
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 
 __all__ = ["McpTool", "call_result_to_response"]
 
+_CREDENTIAL_REFUSED = (
+    "The MCP server refused the user's credential (HTTP 401); a new one was requested. Wait "
+    "for the user to provide it."
+)
 _NEEDS_CREDENTIAL = (
     "This tool needs the user's credential; it was requested. Wait for the user to provide it."
 )
@@ -56,7 +61,9 @@ class McpTool(BaseTool):
         """Call the tool on the server and map its result to a dict for the model.
 
         Returns ``structured_content`` when the server gives it, else ``{"result": text}``;
-        a tool error (``isError``) or a protocol error becomes ``{"error": message}``.
+        a tool error (``isError``) or a protocol error becomes ``{"error": message}``. With
+        an ``auth_config``, a missing credential is requested from the user, and one the
+        server refuses (HTTP 401) is forgotten and requested again.
 
         Raises:
             McpConnectionError: the server cannot be reached, even after reconnecting once.
@@ -75,7 +82,18 @@ class McpTool(BaseTool):
 
         try:
             result = await self._toolset.call_tool(self.mcp_name, args, headers=headers)
-        except MCPError as exc:
+        except (McpConnectionError, MCPError) as exc:
+            if auth_config is not None and self._toolset.credential_refused(headers):
+                # The server refused the stored credential (revoked, mistyped): forget it and
+                # ask the user again, rather than failing every later call the same way.
+                from eventide.auth import forget_credential
+
+                await self._toolset.forget_session(headers)
+                await forget_credential(tool_context.invocation_context, auth_config)
+                tool_context.request_credential(auth_config)
+                return {"error": _CREDENTIAL_REFUSED}
+            if isinstance(exc, McpConnectionError):
+                raise
             # The server refused the request (unknown tool, invalid arguments, a timeout):
             # the model can correct itself, so it gets the message rather than a crash.
             return {

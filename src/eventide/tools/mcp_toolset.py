@@ -191,6 +191,9 @@ class _McpSession:
         self._headers = dict(headers)
         self._errlog = errlog
         self._connection: _Connection | None = None
+        # Set when the HTTP server last answered 401: the SDK reports that as a generic
+        # error, and a tool with an auth_config must tell it apart to ask for a new credential.
+        self.unauthorized = False
 
     @property
     def server(self) -> str:
@@ -215,11 +218,18 @@ class _McpSession:
             httpx2.AsyncClient(
                 headers={**(params.headers or {}), **self._headers},
                 timeout=httpx2.Timeout(params.timeout, read=params.sse_read_timeout),
+                event_hooks={"response": [self._note_status]},
             )
         )
         return streamable_http_client(
             params.url, http_client=http_client, terminate_on_close=params.terminate_on_close
         )
+
+    async def _note_status(self, response: Any) -> None:
+        if response.status_code == 401:
+            self.unauthorized = True
+        elif response.status_code < 300:
+            self.unauthorized = False
 
     async def _own(self, connection: _Connection) -> None:
         """Enter the client, publish it, wait for the stop signal, exit it: all in one task."""
@@ -458,6 +468,17 @@ class McpToolset(BaseToolset):
             return await client.call_tool(name, arguments, read_timeout_seconds=call_timeout)
 
         return await session.request(name, call, what=f"the call of tool {name!r}")
+
+    def credential_refused(self, headers: Mapping[str, str] | None) -> bool:
+        """Whether the HTTP server answered 401 to the session that sends ``headers``."""
+        session = self._sessions.get(tuple(sorted((headers or {}).items())))
+        return session is not None and session.unauthorized
+
+    async def forget_session(self, headers: Mapping[str, str] | None) -> None:
+        """Close and drop the session that sends ``headers`` (e.g. a refused credential)."""
+        session = self._sessions.pop(tuple(sorted((headers or {}).items())), None)
+        if session is not None:
+            await session.close()
 
     async def close(self) -> None:
         """End every MCP session (stops stdio servers); the toolset reconnects if used again."""

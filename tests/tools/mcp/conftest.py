@@ -36,14 +36,18 @@ def free_port() -> int:
 class HttpMcpServer:
     """The test server as a streamable-HTTP process on 127.0.0.1; restartable on its port."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, api_key: str | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process: subprocess.Popen[bytes] | None = None
+        # With an API key, requests without ``X-Api-Key: <api_key>`` get 401.
+        self.mode = (
+            ["http", str(self.port)] if api_key is None else ["http-key", str(self.port), api_key]
+        )
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVER_SCRIPT), "http", str(self.port)],
+            [sys.executable, str(SERVER_SCRIPT), *self.mode],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -66,8 +66,32 @@ def header(name: str, ctx: Context) -> str:
     return headers.get(name.lower(), "")
 
 
+def run_with_api_key(port: int, api_key: str) -> None:
+    """Serve over HTTP, answering 401 to tool calls without ``X-Api-Key: <api_key>`` (the
+    listing stays public, as on servers whose tools act for a signed-in user)."""
+    import uvicorn
+    from starlette.responses import JSONResponse
+
+    app = server.streamable_http_app()
+
+    async def guarded(scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            is_call = headers.get(b"mcp-method") == b"tools/call"
+            if is_call and headers.get(b"x-api-key") != api_key.encode():
+                await JSONResponse({"error": "invalid api key"}, status_code=401)(
+                    scope, receive, send
+                )
+                return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["http"]:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif sys.argv[1:2] == ["http-key"]:
+        run_with_api_key(int(sys.argv[2]), sys.argv[3])
     else:
         server.run()

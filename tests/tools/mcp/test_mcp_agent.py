@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from eventide import LlmAgent, types
+from eventide import Event, LlmAgent, types
 from eventide.auth import REQUEST_CREDENTIAL_FUNCTION, ApiKeyScheme, AuthConfig
 from eventide.errors import ConfigurationError
 from eventide.testing import ScriptedModel, tool_call_response
@@ -118,3 +118,52 @@ def test_auth_config_needs_http() -> None:
     config = AuthConfig(auth_scheme=ApiKeyScheme(name="X-Api-Key"))
     with pytest.raises(ConfigurationError, match="StreamableHTTPConnectionParams"):
         McpToolset(connection_params=stdio_params(), auth_config=config)
+
+
+def credential_answer(request_event: Event, api_key: str) -> types.Content:
+    """The client's answer to an eventide_request_credential call, with ``api_key``."""
+    request = request_event.get_function_calls()[0]
+    assert request.name == REQUEST_CREDENTIAL_FUNCTION and request.args is not None
+    answer = dict(request.args["auth_config"])
+    answer["exchanged_auth_credential"] = {"auth_type": "api_key", "api_key": api_key}
+    part = types.Part(
+        function_response=types.FunctionResponse(id=request.id, name=request.name, response=answer)
+    )
+    return types.Content(role="user", parts=[part])
+
+
+@pytest.mark.slow
+async def test_a_refused_credential_is_forgotten_and_asked_again() -> None:
+    """A server that answers 401 to a tool call with the user's key: the tool forgets the key
+    and asks again (the invocation pauses a second time); the right key then works."""
+    server = HttpMcpServer(api_key="right-key")
+    server.start()
+    config = AuthConfig(auth_scheme=ApiKeyScheme(name="X-Api-Key"))
+    toolset = McpToolset(
+        connection_params=StreamableHTTPConnectionParams(url=server.url),
+        auth_config=config,
+        tool_filter=["add"],
+    )
+    try:
+        model = ScriptedModel(responses=[tool_call_response(("add", {"a": 2, "b": 3})), "5."])
+        runner, sid = await start(LlmAgent(name="a", model=model, tools=[toolset]))
+        first = await turn(runner, sid)
+        assert first[-1].get_function_calls()[0].name == REQUEST_CREDENTIAL_FUNCTION
+        second = await turn(runner, sid, credential_answer(first[-1], "wrong-key"))
+        assert summarize(second)[0] == ("a", "response", (("add", (("error", REFUSED),)),))
+        assert second[-1].get_function_calls()[0].name == REQUEST_CREDENTIAL_FUNCTION
+        third = await turn(runner, sid, credential_answer(second[-1], "right-key"))
+        assert summarize(third) == [
+            ("a", "response", (("add", (("result", 5),)),)),
+            ("a", "text", "5."),
+        ]
+        await runner.close()
+    finally:
+        await toolset.close()
+        server.kill()
+
+
+REFUSED = (
+    "The MCP server refused the user's credential (HTTP 401); a new one was requested. Wait "
+    "for the user to provide it."
+)
