@@ -18,7 +18,7 @@ import asyncio
 import functools
 import re
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -312,28 +312,23 @@ class PostgresSessionStore:
         num_recent: int | None,
         after_timestamp: float | None,
     ) -> LoadedSession | None:
-        async def work(conn: AsyncConnection) -> LoadedSession | None:
-            row = (
-                await conn.execute(
-                    _text(_SESSION_WITH_STATES),
-                    {"app": app_name, "user": user_id, "sid": session_id},
-                )
-            ).first()
+        async def work(driver: Any) -> LoadedSession | None:
+            row = await driver.fetchrow(_SESSION_WITH_STATES_NATIVE, app_name, user_id, session_id)
             if row is None:
                 return None
             last_seq = int(row[2])
-            params: dict[str, Any] = {
-                "pk": row[0],
-                "after": after_seq or 0,
-                "upto": last_seq if upto_seq is None else upto_seq,
-                "limit": num_recent,
-            }
+            upto = last_seq if upto_seq is None else upto_seq
             if after_timestamp is None:
-                statement = _EVENTS
+                rows = await driver.fetch(_EVENTS_NATIVE, row[0], after_seq or 0, upto, num_recent)
             else:
-                statement = _EVENTS_AFTER_TIME
-                params["after_ts"] = after_timestamp
-            rows = list((await conn.execute(_text(statement), params)).all())
+                rows = await driver.fetch(
+                    _EVENTS_AFTER_TIME_NATIVE,
+                    row[0],
+                    after_seq or 0,
+                    upto,
+                    after_timestamp,
+                    num_recent,
+                )
             rows.reverse()
             return LoadedSession(
                 state=merged_state(row, app_name, user_id, session_id),
@@ -342,7 +337,7 @@ class PostgresSessionStore:
                 events=[StoredEvent(seq=r[0], event_id=r[1], event_json=r[2]) for r in rows],
             )
 
-        return await self._run(work, autocommit=True)
+        return await self._run_native(work)
 
     async def list(
         self,
@@ -406,16 +401,13 @@ class PostgresSessionStore:
         }
 
         args = [params[name] for name in _APPEND_NATIVE_NAMES]
-        row: Any = None
-        for attempt in (1, 2):
-            try:
-                row = await self._append_native(args)
-                break
-            except _driver_errors() as exc:
-                # Safe to repeat after a lost connection: if the first attempt committed,
-                # the event id makes the second a no-op ("duplicate").
-                if attempt == 2 or not _is_disconnect(exc):
-                    raise self._backend_error(exc) from exc
+
+        async def work(driver: Any) -> Any:
+            return await driver.fetchrow(_APPEND_NATIVE, *args)
+
+        # Safe to repeat after a lost connection: if the first attempt committed, the event
+        # id makes the second a no-op ("duplicate").
+        row = await self._run_native(work)
         before, seq = row[0], row[1]
         if before is None:
             return AppendOutcome(status="missing", seq=0, before=0)
@@ -425,20 +417,29 @@ class PostgresSessionStore:
             return AppendOutcome(status="stale", seq=int(before), before=int(before))
         return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
 
-    async def _append_native(self, args: Sequence[Any]) -> Any:
-        """Run the append statement on the pooled connection's asyncpg driver directly: one
-        round trip, asyncpg's prepared statement, none of SQLAlchemy's per-execute work
-        (which costs about a millisecond of CPU here). No SQLAlchemy transaction is open, so
-        the statement commits on its own."""
-        async with self._current_engine().connect() as conn:
-            raw = await conn.get_raw_connection()
-            driver: Any = raw.driver_connection
+    async def _run_native(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
+        """Run ``work(driver)`` on a pooled connection's asyncpg driver directly, retrying
+        once on a fresh connection when the pooled one turns out to be dead.
+
+        The hot paths (append, load) skip SQLAlchemy's per-execute work, about a millisecond
+        of CPU here, and use asyncpg's prepared statements. No SQLAlchemy transaction is
+        open, so each statement commits on its own; ``work`` must be safe to repeat.
+        """
+        for attempt in (1, 2):
             try:
-                return await driver.fetchrow(_APPEND_NATIVE, *args)
+                async with self._current_engine().connect() as conn:
+                    raw = await conn.get_raw_connection()
+                    driver: Any = raw.driver_connection
+                    try:
+                        return await work(driver)
+                    except _driver_errors() as exc:
+                        if driver.is_closed() or _is_disconnect(exc):
+                            await conn.invalidate()  # never hand a dead connection out again
+                        raise
             except _driver_errors() as exc:
-                if driver.is_closed() or _is_disconnect(exc):
-                    await conn.invalidate()  # never hand a dead connection out again
-                raise
+                if attempt == 2 or not _is_disconnect(exc):
+                    raise self._backend_error(exc) from exc
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     async def close(self) -> None:
         engine, self._engine = self._engine, None
@@ -505,6 +506,11 @@ def _native(sql: str) -> tuple[str, list[str]]:
 
 
 _APPEND_NATIVE, _APPEND_NATIVE_NAMES = _native(_APPEND)
+# (app, user, sid), (pk, after, upto, limit) and (pk, after, upto, after_ts, limit): the
+# names appear in that order in each statement, so they become $1, $2, ... in that order.
+_SESSION_WITH_STATES_NATIVE = _native(_SESSION_WITH_STATES)[0]
+_EVENTS_NATIVE = _native(_EVENTS)[0]
+_EVENTS_AFTER_TIME_NATIVE = _native(_EVENTS_AFTER_TIME)[0]
 
 
 def _redacted(url: str) -> str:
