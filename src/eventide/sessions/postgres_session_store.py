@@ -7,6 +7,12 @@ the event id is already stored), moves the session's sequence, and merges the st
 in SQL (``jsonb || delta``) for the session, the user and the app. Concurrent writers to one
 session queue on the row lock, so the order of the log is the commit order.
 
+SQLAlchemy owns the engine, the pool, migrations and the rarer operations (create, list,
+delete). The two hot paths, append and load, run their statements on the pooled
+connection's asyncpg driver directly (asyncpg's prepared statements, without SQLAlchemy's
+per-execute work); a pooled connection found dead is invalidated and the operation, safe to
+repeat, runs once more on a fresh one.
+
 asyncpg connections belong to the event loop that opened them. The store keeps one engine
 for the running loop; when it is used from another loop (tests, ``Runner.run``'s private
 loop) it opens a new engine there and terminates the old one's connections.
