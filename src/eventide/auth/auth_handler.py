@@ -15,6 +15,10 @@
 Where credentials are stored: ``Runner(credential_service=...)``. When the Runner has none,
 an :class:`InMemoryCredentialService` is used, one per session service object, so
 credentials last as long as that service (in-memory, lost on restart).
+
+Mind that the client's answer is a user message, so the session's event log keeps it as
+sent: an API key or bearer token in clear, for OAuth2 only the (single-use) code. Prefer
+OAuth2 where the log is shared or long-lived.
 """
 
 from __future__ import annotations
