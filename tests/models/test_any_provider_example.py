@@ -66,3 +66,41 @@ def test_unknown_city_lists_the_known_ones() -> None:
 )
 def test_one_string_switches_the_provider(model: str, connector: str) -> None:
     assert type(build_agent(model).canonical_model).__name__ == connector
+
+
+def test_module_entry_point_prints_the_turn(server: FakeProviderServer) -> None:
+    """``python -m examples.any_provider`` in a real process, model on the local server."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    server.add(
+        Reply(body=completion({"role": "assistant", "tool_calls": [call]}, "tool_calls")),
+        Reply(body=completion({"role": "assistant", "content": "Cloudy, 11C."})),
+    )
+    env = {
+        **os.environ,
+        "EVENTIDE_MODEL": "openai/local",
+        "OPENAI_BASE_URL": f"{server.url}/v1",
+    }
+    env.pop("OPENAI_API_KEY", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "examples.any_provider", "Paris?"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert result.stdout.splitlines() == [
+        "[tool call] get_weather({'city': 'Paris'})",
+        "[tool result] {'status': 'ok', 'city': 'Paris', 'condition': 'cloudy', 'temp_c': 11}",
+        "Cloudy, 11C.",
+    ]
