@@ -109,3 +109,28 @@ async def test_exchange_errors_are_clear(token_server: FakeTokenServer) -> None:
         await exchange_authorization_code(config, oauth2(auth_response_uri=denied))
     with pytest.raises(UsageError, match="neither auth_code"):
         await exchange_authorization_code(config, oauth2(state="x"))
+
+
+async def test_tool_context_records_the_request_under_the_call_id() -> None:
+    """Spec function_call_id linking: request_credential records the (secret-free) request
+    in actions.requested_auth_configs under the tool's function call id; without a call id
+    it is a usage error."""
+    from eventide import ToolContext
+    from eventide.auth import credential_request
+    from eventide.errors import ConfigurationError
+
+    config = oauth2_config("http://127.0.0.1:1/token")
+    ctx = await invocation(InMemoryCredentialService())
+    tool_context = ToolContext(ctx, function_call_id="call-7")
+    tool_context.request_credential(config)
+    recorded = tool_context.actions.requested_auth_configs
+    assert list(recorded) == ["call-7"]
+    assert "s3cret" not in str(recorded)
+    expected = credential_request(config)
+    for request in (recorded["call-7"], expected):  # the state is random per request
+        request["exchanged_auth_credential"]["oauth2"].pop("auth_uri")
+        request["exchanged_auth_credential"]["oauth2"].pop("state")
+    assert recorded["call-7"] == expected
+    assert await tool_context.get_auth_response(config) is None
+    with pytest.raises(ConfigurationError, match="function call id"):
+        ToolContext(ctx).request_credential(config)
