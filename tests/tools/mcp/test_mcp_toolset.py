@@ -126,8 +126,8 @@ async def test_filter_by_names_and_predicate_and_prefix(http_server: HttpMcpServ
 
 @pytest.mark.slow
 async def test_stdio_server_killed_is_reconnected_and_close_stops_it() -> None:
-    """A killed stdio server is restarted on next use; close() ends the process, and the
-    toolset can be used again after close (it reconnects). The parameters are given as an
+    """A killed stdio server is restarted on next use; close() ends the process and its owner
+    task (no cancel-scope errors: warnings are errors here), and the toolset can be used again after close (it reconnects). The parameters are given as an
     mcp.StdioServerParameters, as google-adk code does."""
     from mcp import StdioServerParameters
 
@@ -145,6 +145,7 @@ async def test_stdio_server_killed_is_reconnected_and_close_stops_it() -> None:
         assert second != first
         await toolset.close()
         assert not process_alive(second)
+        assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("eventide-mcp")]
         await toolset.close()  # idempotent
         third = (await call(await toolset.get_tools(), "whoami"))["result"]
         assert third not in (first, second)
