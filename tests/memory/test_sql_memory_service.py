@@ -4,6 +4,7 @@ concurrent indexing."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -135,3 +136,20 @@ def test_only_words_of_a_query_reach_the_search_engine():
     ]
     assert query_words("*\"'-()") == []
     assert len(query_words(" ".join(f"w{i}" for i in range(100)))) == 32
+
+
+async def test_importing_the_packages_loads_no_optional_dependency():
+    """``eventide``, ``eventide.memory`` and ``eventide.artifacts`` stay light: SQLAlchemy,
+    the drivers and fsspec load only when a SQL or fsspec service module is imported."""
+    code = (
+        "import sys, eventide, eventide.memory, eventide.artifacts, eventide.plugins;"
+        "import eventide.plugins.memory_plugin;"
+        "print(sorted(m for m in ('sqlalchemy', 'aiosqlite', 'asyncpg', 'fsspec')"
+        " if m in sys.modules))"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0
+    assert out.decode().strip() == "[]"
