@@ -338,3 +338,13 @@ async def test_timeout_is_reported_not_raised(server: FakeProviderServer) -> Non
     finally:
         release.set()
     assert response.error_code == "TIMEOUT"
+
+
+async def test_gemini_builtin_tools_are_refused(server: FakeProviderServer) -> None:
+    from eventide.errors import UsageError
+
+    request = simple_request()
+    request.config.tools = [types.Tool(google_search={})]
+    with pytest.raises(UsageError, match="google_search"):
+        await collect(llm(server).generate_content_async(request))
+    assert server.requests == []

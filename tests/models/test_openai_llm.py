@@ -566,3 +566,16 @@ async def test_close_releases_the_client(server: FakeProviderServer) -> None:
     [response] = await collect(model.generate_content_async(simple_request()))
     assert text(response) == "ok"
     await model.close()
+
+
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+async def test_gemini_builtin_tools_are_refused(server: FakeProviderServer, api: str) -> None:
+    """Gemini-only built-in tools fail loudly instead of silently disappearing."""
+    from eventide import types
+    from eventide.errors import UsageError
+
+    request = simple_request()
+    request.config.tools = [types.Tool(code_execution={})]
+    with pytest.raises(UsageError, match="code_execution"):
+        await collect(llm(server, api=api).generate_content_async(request))
+    assert server.requests == []

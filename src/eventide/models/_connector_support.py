@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from eventide import types
-from eventide.errors import ConfigurationError
+from eventide.errors import ConfigurationError, UsageError
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -35,6 +35,7 @@ __all__ = [
     "code_part_as_text",
     "count_function_calls",
     "fill_missing_call_ids",
+    "reject_builtin_tools",
     "guarded_stream",
     "json_arguments",
     "open_stream_with_retries",
@@ -392,3 +393,20 @@ def _parameter_names(function: Callable[..., Any]) -> frozenset[str] | None:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
     return frozenset(p.name for p in parameters)
+
+
+def reject_builtin_tools(llm_request: LlmRequest, *, provider: str) -> None:
+    """Refuse Gemini's built-in tools where a provider has no equivalent, rather than
+    silently leaving them out.
+
+    Raises:
+        UsageError: the request enables ``code_execution`` or ``google_search``.
+    """
+    for tool in llm_request.config.tools or ():
+        for name in ("code_execution", "google_search"):
+            if getattr(tool, name) is not None:
+                raise UsageError(
+                    f"Tool(.., {name}=...) is a Gemini built-in tool, which {provider} cannot "
+                    "run. Use a Gemini model for it, or give the agent a FunctionTool that "
+                    "does the same job."
+                )

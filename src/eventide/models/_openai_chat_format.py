@@ -18,6 +18,7 @@ from eventide.models._connector_support import (
     code_part_as_text,
     fill_missing_call_ids,
     json_arguments,
+    reject_builtin_tools,
     response_payload,
 )
 from eventide.models.llm_request import LlmRequest
@@ -45,6 +46,7 @@ def chat_request(
         max_tokens_field: ``max_completion_tokens`` (OpenAI) or ``max_tokens`` (older
             OpenAI-compatible servers).
     """
+    reject_builtin_tools(llm_request, provider="Chat Completions")
     config = llm_request.config
     body: dict[str, Any] = {"model": model, "messages": chat_messages(llm_request)}
     tools = [

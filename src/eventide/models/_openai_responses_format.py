@@ -12,6 +12,7 @@ from eventide.models._connector_support import (
     code_part_as_text,
     fill_missing_call_ids,
     json_arguments,
+    reject_builtin_tools,
     response_payload,
 )
 from eventide.models.llm_request import LlmRequest
@@ -25,6 +26,7 @@ def responses_request(llm_request: LlmRequest, *, model: str) -> dict[str, Any]:
 
     ``stop_sequences`` and ``seed`` have no Responses API equivalent and are not sent.
     """
+    reject_builtin_tools(llm_request, provider="the OpenAI Responses API connector")
     config = llm_request.config
     body: dict[str, Any] = {"model": model, "input": _input_items(llm_request)}
     if config.system_instruction:

@@ -34,6 +34,7 @@ from eventide.models._connector_support import (
     guarded_stream,
     open_stream_with_retries,
     partial_text_response,
+    reject_builtin_tools,
     response_dict,
     response_payload,
     retry_after_seconds,
@@ -144,6 +145,7 @@ def messages_request(
     llm_request: LlmRequest, *, model: str, default_max_tokens: int
 ) -> dict[str, Any]:
     """The Messages API request body for ``llm_request`` (without ``stream``)."""
+    reject_builtin_tools(llm_request, provider="Anthropic")
     config = llm_request.config
     body: dict[str, Any] = {
         "model": model,
