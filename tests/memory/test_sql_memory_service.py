@@ -8,8 +8,10 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 from eventide.errors import BackendError, ConfigurationError
 from eventide.memory.sql_memory_service import SqlMemoryService, query_words
@@ -153,3 +155,34 @@ async def test_importing_the_packages_loads_no_optional_dependency():
     out, _ = await proc.communicate()
     assert proc.returncode == 0
     assert out.decode().strip() == "[]"
+
+
+@pytest.mark.postgres
+async def test_postgres_connections_dropped_by_the_server_are_replaced(postgres_memory_url: str):
+    """The server ends every connection (as in a restart or failover): nothing indexed is
+    lost and the next calls work without an error."""
+    service = SqlMemoryService(postgres_memory_url)
+    try:
+        await service.add_session_to_memory(session("s1", "Lisbon before the outage"))
+        database = make_url(postgres_memory_url).database
+        admin = await asyncpg.connect(
+            make_url(postgres_memory_url).set(drivername="postgresql").render_as_string(False)
+        )
+        try:
+            killed = await admin.fetchval(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = $1 AND pid <> pg_backend_pid()",
+                database,
+            )
+        finally:
+            await admin.close()
+        assert killed >= 1
+        assert await texts_for(service, "lisbon") == ["Lisbon before the outage"]
+        await service.add_session_to_memory(session("s2", "Lisbon after the outage"))
+        assert sorted(await texts_for(service, "lisbon")) == [
+            "Lisbon after the outage",
+            "Lisbon before the outage",
+        ]
+    finally:
+        await service.delete_memories(app_name=APP, user_id=USER)
+        await service.close()

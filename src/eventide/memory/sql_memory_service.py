@@ -202,6 +202,10 @@ class SqlMemoryService(BaseMemoryService):
                 engine_kwargs.setdefault("poolclass", StaticPool)
             elif parent := os.path.dirname(database):
                 os.makedirs(parent, exist_ok=True)
+        else:
+            # A pooled connection may have died with a server restart or failover: check it
+            # on checkout so the first call after the database comes back succeeds.
+            engine_kwargs.setdefault("pool_pre_ping", True)
         self._engine: AsyncEngine = create_async_engine(parsed, **engine_kwargs)
         if self._sqlite:
             sa_event.listen(self._engine.sync_engine, "connect", _sqlite_pragmas)
