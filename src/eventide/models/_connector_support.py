@@ -142,8 +142,9 @@ async def open_stream_with_retries(
         except StopAsyncIteration:
             return OpenedStream(first=None, rest=iterator, exhausted=True)
         except Exception as exc:
+            await _close_quietly(iterator)
             failure = classify(exc)
-            if failure is None or failure.code in {"CONNECTION_ERROR", "UNKNOWN"}:
+            if failure is None or failure.code == "CONNECTION_ERROR":
                 raise _BrokenStream(_malformed(exc)) from exc
             raise
         return OpenedStream(first=first, rest=iterator, exhausted=False)
@@ -170,11 +171,25 @@ async def guarded_stream(
             return
         except Exception as exc:
             failure = classify(exc)
-            if failure is None or failure.code in {"CONNECTION_ERROR", "UNKNOWN"}:
+            if failure is None or failure.code == "CONNECTION_ERROR":
                 failure = _malformed(exc)
             yield failure
             return
         yield item
+
+
+async def _close_quietly(iterator: object) -> None:
+    # The SDKs' stream objects call it close() (openai, anthropic) or aclose() (generators).
+    for name in ("close", "aclose"):
+        method = getattr(iterator, name, None)
+        if callable(method):
+            try:
+                result = method()
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                pass  # the stream is already broken; closing it is best effort
+            return
 
 
 class _BrokenStream(Exception):
