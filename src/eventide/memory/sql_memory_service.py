@@ -34,6 +34,7 @@ from sqlalchemy.pool import StaticPool
 
 from eventide import types
 from eventide.errors import BackendError, ConfigurationError
+from eventide.events import Event
 from eventide.memory.base_memory_service import (
     BaseMemoryService,
     MemoryEntry,
@@ -100,6 +101,13 @@ _POSTGRES_SCHEMA = (
     """CREATE INDEX IF NOT EXISTS eventide_memory_tsv ON eventide_memory USING GIN (tsv)
         WITH (fastupdate = off)""",
 )
+
+_SELECT_INDEXED = """SELECT event_id FROM eventide_memory
+    WHERE app_name = :app_name AND user_id = :user_id AND session_id = :session_id"""
+
+_DELETE_EVENT = """DELETE FROM eventide_memory
+    WHERE app_name = :app_name AND user_id = :user_id AND session_id = :session_id
+      AND event_id = :event_id"""
 
 _POSTGRES_INSERT = """INSERT INTO eventide_memory
     (app_name, user_id, session_id, event_id, author, timestamp, content, text)
@@ -216,40 +224,51 @@ class SqlMemoryService(BaseMemoryService):
     async def add_session_to_memory(self, session: Session) -> None:
         """Index the session's events that have text (partial events excluded).
 
-        Re-adding a session replaces what was indexed for it, in one transaction.
+        Re-adding a session makes the index match it, in one transaction: events no longer
+        in the session are forgotten, new ones are added. Committed events never change, so
+        those already indexed are left as they are, and re-adding after every invocation
+        costs the new events, not the whole history again.
         """
         scope = {
             "app_name": session.app_name,
             "user_id": session.user_id,
             "session_id": session.id,
         }
-        rows = [
-            {
-                **scope,
-                "event_id": event.id,
-                "author": event.author,
-                "timestamp": event.timestamp,
-                "content": event.content.model_dump_json(exclude_none=True),
-                "text": event.text,
-            }
+        events = {
+            event.id: event
             for event in session.events
             if event.text and not event.partial and event.content is not None
-        ]
-        if self._sqlite:
-            token = _scope_token(session.app_name, session.user_id)
-            for row in rows:
-                row["scope"] = token
+        }
         async with self._transaction("index a session") as conn:
-            await conn.execute(
-                text(
-                    "DELETE FROM eventide_memory WHERE app_name = :app_name "
-                    "AND user_id = :user_id AND session_id = :session_id"
-                ),
-                scope,
-            )
+            result = await conn.execute(text(_SELECT_INDEXED), scope)
+            indexed = set(result.scalars())
+            stale = indexed - events.keys()
+            if stale:
+                await conn.execute(
+                    text(_DELETE_EVENT), [{**scope, "event_id": event_id} for event_id in stale]
+                )
+            rows = [
+                self._row(scope, event)
+                for event_id, event in events.items()
+                if event_id not in indexed
+            ]
             if rows:
                 insert = _SQLITE_INSERT if self._sqlite else _POSTGRES_INSERT
                 await conn.execute(text(insert), rows)
+
+    def _row(self, scope: dict[str, str], event: Event) -> dict[str, Any]:
+        content = event.content
+        row: dict[str, Any] = {
+            **scope,
+            "event_id": event.id,
+            "author": event.author,
+            "timestamp": event.timestamp,
+            "content": content.model_dump_json(exclude_none=True) if content else "{}",
+            "text": event.text,
+        }
+        if self._sqlite:
+            row["scope"] = _scope_token(scope["app_name"], scope["user_id"])
+        return row
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
