@@ -22,6 +22,7 @@ from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactServic
 from eventide.contexts import InvocationContext
 from eventide.errors import AgentTreeError, RunnerClosedError, SessionNotFoundError, UsageError
 from eventide.events import Event, EventActions
+from eventide.flows.contents import REQUEST_CREDENTIAL_FUNCTION
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
 from eventide.plugins.base_plugin import BasePlugin
@@ -273,6 +274,7 @@ class Runner:
             )
             if replaced is not None:
                 content = types.to_content(replaced)
+            content = await _store_credentials(ctx, content)
             ctx.user_content = content
         event = Event(
             invocation_id=ctx.invocation_id,
@@ -293,6 +295,37 @@ class Runner:
         from eventide.agents.routing import agent_for_turn
 
         return agent_for_turn(self.agent, ctx)
+
+
+async def _store_credentials(ctx: InvocationContext, content: types.Content) -> types.Content:
+    """Store credentials the user's message answers requests with, and keep them out of the log.
+
+    The answer to an ``eventide_request_credential`` call carries a secret (an API key, a
+    token, an OAuth2 code). It goes to the credential service now; the event committed to
+    the session keeps only a note that the credential arrived.
+    """
+    parts = content.parts or []
+    if not any(
+        p.function_response is not None and p.function_response.name == REQUEST_CREDENTIAL_FUNCTION
+        for p in parts
+    ):
+        return content
+    from eventide.auth import store_auth_response
+
+    redacted: list[types.Part] = []
+    for part in parts:
+        answer = part.function_response
+        if answer is not None and answer.name == REQUEST_CREDENTIAL_FUNCTION:
+            await store_auth_response(ctx, response=answer.response or {})
+            part = types.Part(
+                function_response=types.FunctionResponse(
+                    id=answer.id,
+                    name=answer.name,
+                    response={"status": "credential stored; not kept in the session log"},
+                )
+            )
+        redacted.append(part)
+    return types.Content(role=content.role, parts=redacted)
 
 
 class InMemoryRunner(Runner):

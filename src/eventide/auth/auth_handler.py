@@ -5,9 +5,9 @@
    tool's function call id, and the flow pauses the invocation with an
    ``eventide_request_credential`` function call carrying it.
 2. The client answers with a function response of that call's id whose ``response`` is the
-   auth config with ``exchanged_auth_credential`` filled in. The flow hands it to
+   auth config with ``exchanged_auth_credential`` filled in. The Runner hands it to
    :func:`store_auth_response`, which stores the credential per app, user and
-   ``credential_key``, then re-runs the tool call.
+   ``credential_key``; the flow then re-runs the tool call.
 3. The tool reads it with ``await tool_context.get_auth_response(auth_config)``
    (:func:`load_credential`): OAuth2 codes are exchanged for tokens on first read (with the
    developer's ``auth_config``, which holds the client secret), expired tokens refreshed.
@@ -16,9 +16,9 @@ Where credentials are stored: ``Runner(credential_service=...)``. When the Runne
 an :class:`InMemoryCredentialService` is used, one per session service object, so
 credentials last as long as that service (in-memory, lost on restart).
 
-Mind that the client's answer is a user message, so the session's event log keeps it as
-sent: an API key or bearer token in clear, for OAuth2 only the (single-use) code. Prefer
-OAuth2 where the log is shared or long-lived.
+The client's answer arrives as a user message. The Runner stores the credential before it
+commits that message, and commits the answer with the secret replaced by a note: neither
+the session's event log nor the model ever sees an API key, token or code.
 """
 
 from __future__ import annotations

@@ -53,9 +53,7 @@ async def resume_paused_calls(
                 confirmed=bool(response.get("confirmed")), payload=response.get("payload")
             )
         else:
-            from eventide.auth import store_auth_response
-
-            await store_auth_response(ctx, response=response)
+            # The Runner stored the credential before committing the (redacted) answer.
             found = _find_call(ctx.session.events, str(request_args.get("function_call_id")))
             if found is None:
                 continue
