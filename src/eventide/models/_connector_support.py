@@ -32,6 +32,7 @@ __all__ = [
     "api_key_from_env",
     "RemoteLlm",
     "call_with_retries",
+    "close_stream",
     "code_part_as_text",
     "count_function_calls",
     "fill_missing_call_ids",
@@ -142,7 +143,7 @@ async def open_stream_with_retries(
         except StopAsyncIteration:
             return OpenedStream(first=None, rest=iterator, exhausted=True)
         except Exception as exc:
-            await _close_quietly(iterator)
+            await close_stream(iterator)
             failure = classify(exc)
             if failure is None or failure.code == "CONNECTION_ERROR":
                 raise _BrokenStream(_malformed(exc)) from exc
@@ -178,8 +179,8 @@ async def guarded_stream(
         yield item
 
 
-async def _close_quietly(iterator: object) -> None:
-    # The SDKs' stream objects call it close() (openai, anthropic) or aclose() (generators).
+async def close_stream(iterator: object) -> None:
+    """Close an SDK stream (``close()`` in openai/anthropic, ``aclose()`` on generators)."""
     for name in ("close", "aclose"):
         method = getattr(iterator, name, None)
         if callable(method):

@@ -27,6 +27,7 @@ from eventide.models._connector_support import (
     RemoteLlm,
     api_key_from_env,
     call_with_retries,
+    close_stream,
     code_part_as_text,
     count_function_calls,
     fill_missing_call_ids,
@@ -132,9 +133,7 @@ class AnthropicLlm(RemoteLlm):
             async for response in _message_stream(opened, calls_before):
                 yield response
         finally:
-            close = getattr(opened.rest, "close", None)
-            if close is not None:
-                await close()
+            await close_stream(opened.rest)
 
 
 Claude = AnthropicLlm

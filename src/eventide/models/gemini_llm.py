@@ -31,6 +31,7 @@ from eventide.models._connector_support import (
     RemoteLlm,
     api_key_from_env,
     call_with_retries,
+    close_stream,
     count_function_calls,
     fill_missing_call_ids,
     guarded_stream,
@@ -155,8 +156,11 @@ class GeminiLlm(RemoteLlm):
         if isinstance(opened, ProviderFailure):
             yield opened.to_response()
             return
-        async for response in _gemini_stream(opened, calls_before):
-            yield response
+        try:
+            async for response in _gemini_stream(opened, calls_before):
+                yield response
+        finally:
+            await close_stream(opened.rest)
 
 
 Gemini = GeminiLlm

@@ -37,6 +37,7 @@ from eventide.models._connector_support import (
     RemoteLlm,
     api_key_from_env,
     call_with_retries,
+    close_stream,
     count_function_calls,
     fit_to_signature,
     guarded_stream,
@@ -187,9 +188,7 @@ class OpenAILlm(RemoteLlm):
                 async for response in _chat_stream(opened, calls_before):
                     yield response
         finally:
-            close = getattr(opened.rest, "close", None)
-            if close is not None:
-                await close()
+            await close_stream(opened.rest)
 
 
 async def _chat_stream(
