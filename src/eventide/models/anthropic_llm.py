@@ -227,11 +227,11 @@ def _block(part: types.Part, ids: CallIdAssigner, *, assistant: bool) -> dict[st
         if not assistant or not part.thought_signature:
             # Claude accepts earlier thinking only with the signature it issued.
             return None
-        return {
-            "type": "thinking",
-            "thinking": part.text or "",
-            "signature": part.thought_signature.decode("utf-8"),
-        }
+        try:
+            signature = part.thought_signature.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # another provider's binary signature (Gemini): not Claude's
+        return {"type": "thinking", "thinking": part.text or "", "signature": signature}
     if part.text is not None:
         return {"type": "text", "text": part.text} if part.text else None
     if part.inline_data is not None and part.inline_data.data is not None:
