@@ -132,7 +132,10 @@ _SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content
 
 # Every CTE is MATERIALIZED so that each runs once: inlined, the per-word counts would be
 # re-evaluated for every candidate row. Candidates come from one GIN lookup of any query
-# word; each word's document frequency is counted among those candidates.
+# word; each word's document frequency is counted among those candidates. The document
+# count N in the IDF is the table's row estimate from the planner's statistics (O(1)):
+# counting the user's rows exactly cost more than the rest of the search together, and
+# ranking only needs IDF to fall as a word gets more common.
 _POSTGRES_SEARCH = """WITH useful AS MATERIALIZED (
         SELECT DISTINCT q FROM (
             SELECT plainto_tsquery('english', w) AS q
@@ -146,8 +149,10 @@ _POSTGRES_SEARCH = """WITH useful AS MATERIALIZED (
             FROM useful
         )
     ), total AS MATERIALIZED (
-        SELECT count(*) AS n FROM eventide_memory
-        WHERE app_name = :app_name AND user_id = :user_id
+        SELECT GREATEST(
+            (SELECT reltuples FROM pg_class WHERE oid = CAST('eventide_memory' AS regclass)),
+            (SELECT count(*) FROM candidates)
+        ) AS n
     ), weighted AS MATERIALIZED (
         SELECT u.q, CAST(ln(1 + (total.n - d.df + 0.5) / (d.df + 0.5)) AS float8) AS idf
         FROM useful AS u
