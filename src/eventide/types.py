@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from eventide._model import EventideModel, foreign_to_dict
 
@@ -35,14 +35,14 @@ __all__ = [
 
 
 class _Accepting(EventideModel):
-    """A record that also accepts the same-named object of google.genai, by value."""
+    """A record that also accepts the same-named object of google.genai, by value.
 
-    @model_validator(mode="before")
-    @classmethod
-    def _accept_foreign(cls, data: Any) -> Any:
-        if isinstance(data, EventideModel) or isinstance(data, dict):
-            return data
-        return foreign_to_dict(data)
+    ``from_attributes`` lets pydantic read such objects' attributes (their field names are
+    the same) in its compiled validator: no Python code runs per record, which matters on
+    the streaming path where every chunk builds a Content and its Parts.
+    """
+
+    model_config = ConfigDict(from_attributes=True)
 
 
 class FunctionCall(_Accepting):
