@@ -290,3 +290,29 @@ async def test_user_message_accepts_genai_content() -> None:
     assert model.requests[0].contents == [
         types.Content(role="user", parts=[types.Part(text="from genai")])
     ]
+
+
+async def test_runner_close_closes_models_resolved_from_names() -> None:
+    """Runner.close(): a model client the agent created from a name is closed; a BaseLlm
+    instance passed in by the caller is left to the caller."""
+    from eventide import LLMRegistry
+
+    closed: list[str] = []
+
+    class Named(ScriptedModel):
+        @classmethod
+        def supported_models(cls) -> list[str]:
+            return [r"closing-test-.*"]
+
+        async def close(self) -> None:
+            closed.append(self.model)
+
+    LLMRegistry.register(Named)
+    own = Named(model="closing-test-mine", responses=["x"])
+    by_name = LlmAgent(name="by_name", model="closing-test-resolved")
+    given = LlmAgent(name="given", model=own)
+    root = LlmAgent(name="root", model=own, sub_agents=[by_name, given])
+    assert isinstance(by_name.canonical_model, Named)
+    runner, _ = await start(root)
+    await runner.close()
+    assert closed == ["closing-test-resolved"]

@@ -183,10 +183,18 @@ class LlmAgent(BaseAgent):
             yield event
 
     async def close(self) -> None:
-        """Close the agent's toolsets."""
+        """Close the agent's toolsets, and the model client it created from a model name.
+
+        A ``BaseLlm`` instance passed in by the caller is left open: the caller owns it and
+        may share it between agents or runners.
+        """
         for tool in self.tools:
             if isinstance(tool, BaseToolset):
                 await tool.close()
+        resolved = self._resolved_model
+        if resolved is not None:
+            self._resolved_model = None
+            await resolved.close()
 
     # --- callback chains (typed entry points used by the flow) ---
     async def handle_before_model(
