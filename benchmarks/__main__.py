@@ -56,7 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     for number in selected:
         scenario = SCENARIOS[number]
         _log(f"scenario {number}: {scenario.title}")
-        results["scenarios"][str(number)] = _run_scenario(scenario, frameworks, args.quick)
+        scenario_started = time.perf_counter()
+        outcome = _run_scenario(scenario, frameworks, args.quick)
+        outcome["elapsed_s"] = round(time.perf_counter() - scenario_started, 1)
+        results["scenarios"][str(number)] = outcome
     if not args.only and not args.no_extra:
         results["extra"] = _run_extra_scripts(args.quick)
     results["meta"]["elapsed_s"] = round(time.perf_counter() - started, 1)
