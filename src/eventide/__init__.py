@@ -47,15 +47,42 @@ from eventide.tools.long_running_tool import LongRunningFunctionTool
 
 __version__ = "0.1.0"
 
-# Public names whose modules need optional dependencies: imported on first access.
-_LAZY: dict[str, str] = {}
+# Public names whose modules need optional dependencies (or are simply not needed by most
+# programs): imported on first access, so `import eventide` stays small and fast.
+_LAZY: dict[str, str] = {
+    "AddToMemoryPlugin": "eventide.plugins.memory_plugin",
+    "AnthropicLlm": "eventide.models.anthropic_llm",
+    "AuthConfig": "eventide.auth",
+    "AuthCredential": "eventide.auth",
+    "BaseCredentialService": "eventide.auth",
+    "Claude": "eventide.models.anthropic_llm",
+    "FileArtifactService": "eventide.artifacts.file_artifact_service",
+    "FsspecArtifactService": "eventide.artifacts.fsspec_artifact_service",
+    "Gemini": "eventide.models.gemini_llm",
+    "GeminiLlm": "eventide.models.gemini_llm",
+    "InMemoryCredentialService": "eventide.auth",
+    "LiteLlm": "eventide.models.litellm_llm",
+    "LoggingPlugin": "eventide.plugins.logging_plugin",
+    "McpToolset": "eventide.tools.mcp_toolset",
+    "OpenAILlm": "eventide.models.openai_llm",
+    "SqlMemoryService": "eventide.memory.sql_memory_service",
+    "SqlSessionService": "eventide.sessions.sql_session_service",
+    "StdioConnectionParams": "eventide.tools.mcp_toolset",
+    "StreamableHTTPConnectionParams": "eventide.tools.mcp_toolset",
+    "TracingPlugin": "eventide.plugins.tracing_plugin",
+}
 
 __all__ = [
+    "AddToMemoryPlugin",
     "Agent",
     "AgentTool",
+    "AnthropicLlm",
     "App",
+    "AuthConfig",
+    "AuthCredential",
     "BaseAgent",
     "BaseArtifactService",
+    "BaseCredentialService",
     "BaseLlm",
     "BaseMemoryService",
     "BasePlugin",
@@ -63,37 +90,56 @@ __all__ = [
     "BaseTool",
     "BaseToolset",
     "CallbackContext",
+    "Claude",
     "Event",
     "EventActions",
+    "FileArtifactService",
+    "FsspecArtifactService",
     "FunctionTool",
+    "Gemini",
+    "GeminiLlm",
     "GetSessionConfig",
     "InMemoryArtifactService",
+    "InMemoryCredentialService",
     "InMemoryMemoryService",
     "InMemoryRunner",
     "InMemorySessionService",
     "InvocationContext",
     "LLMRegistry",
+    "LiteLlm",
     "LlmAgent",
     "LlmRequest",
     "LlmResponse",
+    "LoggingPlugin",
     "LongRunningFunctionTool",
     "LoopAgent",
+    "McpToolset",
+    "OpenAILlm",
     "ParallelAgent",
     "ReadonlyContext",
     "RunConfig",
     "Runner",
     "SequentialAgent",
     "Session",
+    "SqlMemoryService",
+    "SqlSessionService",
     "State",
+    "StdioConnectionParams",
+    "StreamableHTTPConnectionParams",
     "StreamingMode",
     "ToolConfirmation",
     "ToolContext",
+    "TracingPlugin",
     "exit_loop",
     "load_artifacts",
     "load_memory",
     "preload_memory",
     "types",
 ]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def __getattr__(name: str) -> Any:

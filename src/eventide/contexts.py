@@ -22,6 +22,8 @@ from eventide.state import State
 if TYPE_CHECKING:
     from eventide.agents.base_agent import BaseAgent
     from eventide.artifacts.base_artifact_service import BaseArtifactService
+    from eventide.auth.auth_config import AuthConfig, AuthCredential
+    from eventide.auth.credential_service import BaseCredentialService
     from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.sessions.base_session_service import BaseSessionService
@@ -59,7 +61,7 @@ class InvocationContext:
     plugin_manager: PluginManager
     artifact_service: BaseArtifactService | None = None
     memory_service: BaseMemoryService | None = None
-    credential_service: Any | None = None
+    credential_service: BaseCredentialService | None = None
     user_content: types.Content | None = None
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None
@@ -279,7 +281,7 @@ class ToolContext(CallbackContext):
             hint=hint or "", payload=payload
         )
 
-    def request_credential(self, auth_config: Any) -> None:
+    def request_credential(self, auth_config: AuthConfig) -> None:
         """Ask the user for the credential ``auth_config`` (an ``eventide.auth.AuthConfig``)
         describes, for this tool call.
 
@@ -295,7 +297,7 @@ class ToolContext(CallbackContext):
             auth_config
         )
 
-    async def get_auth_response(self, auth_config: Any) -> Any:
+    async def get_auth_response(self, auth_config: AuthConfig) -> AuthCredential | None:
         """The user's credential (an ``eventide.auth.AuthCredential``) for ``auth_config``,
         or None when the user has not given one yet.
 

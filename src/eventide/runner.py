@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide._ids import new_invocation_id
@@ -31,6 +31,9 @@ from eventide.run_config import RunConfig
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import Session
+
+if TYPE_CHECKING:
+    from eventide.auth.credential_service import BaseCredentialService
 
 __all__ = ["InMemoryRunner", "Runner"]
 
@@ -61,7 +64,7 @@ class Runner:
         session_service: BaseSessionService,
         artifact_service: BaseArtifactService | None = None,
         memory_service: BaseMemoryService | None = None,
-        credential_service: Any | None = None,
+        credential_service: BaseCredentialService | None = None,
         plugins: Sequence[BasePlugin] | None = None,
         auto_create_session: bool = False,
         add_sessions_to_memory: bool = False,

@@ -177,3 +177,15 @@ async def test_postgresql_url_builds_the_sql_service_shared_by_two_processes_vie
     finally:
         await first.close()
         await second.close()
+
+
+async def test_object_store_url_selects_the_fsspec_service(tmp_path: Path) -> None:
+    """Issue 5 wiring: an artifact_root URL goes to the fsspec object-store service."""
+    from eventide.apps.services import build_services
+    from eventide.artifacts.fsspec_artifact_service import FsspecArtifactService
+
+    services = build_services(
+        session_db="memory:", artifact_root="memory://eventide-test-bucket", base_dir=tmp_path
+    )
+    assert isinstance(services.artifact_service, FsspecArtifactService)
+    await services.close()

@@ -12,6 +12,7 @@ setting                            service
 ``"memory:"``                      in process memory, lost at exit
 ``artifact_root=None``             files under ``<base_dir>/.eventide/artifacts``
 ``artifact_root="path"``           files under ``path``; ``"memory:"`` in memory
+``artifact_root="s3://bucket/x"``  an object store through fsspec (s3, gs, az, file, memory)
 ``memory_db=None``                 in process memory; a database URL as for sessions
 =================================  =================================================
 
@@ -41,6 +42,7 @@ MEMORY = "memory:"
 _STATE_DIR = ".eventide"
 _SQL_SESSIONS = "eventide.sessions.sql_session_service:SqlSessionService"
 _FILE_ARTIFACTS = "eventide.artifacts.file_artifact_service:FileArtifactService"
+_FSSPEC_ARTIFACTS = "eventide.artifacts.fsspec_artifact_service:FsspecArtifactService"
 _SQL_MEMORY = "eventide.memory.sql_memory_service:SqlMemoryService"
 
 
@@ -100,6 +102,11 @@ def build_services(
     artifact_service: BaseArtifactService
     if artifact_root is not None and str(artifact_root) == MEMORY:
         artifact_service = InMemoryArtifactService()
+    elif artifact_root is not None and "://" in str(artifact_root):
+        # An object-store URL (s3://, gs://, az://, file://, memory://) goes through fsspec.
+        artifact_service = _construct(
+            _FSSPEC_ARTIFACTS, str(artifact_root), setting="artifact_root", extra="files"
+        )
     else:
         root = Path(artifact_root).expanduser() if artifact_root is not None else None
         if root is None:

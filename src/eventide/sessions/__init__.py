@@ -1,4 +1,10 @@
-"""Session services: where conversations and their state are stored."""
+"""Session services: where conversations and their state are stored.
+
+``SqlSessionService`` (SQLite, PostgreSQL) is imported on first access: it needs the
+``sql`` extra.
+"""
+
+from typing import Any
 
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
@@ -10,4 +16,13 @@ __all__ = [
     "InMemorySessionService",
     "ListSessionsResponse",
     "Session",
+    "SqlSessionService",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SqlSessionService":
+        from eventide.sessions.sql_session_service import SqlSessionService
+
+        return SqlSessionService
+    raise AttributeError(f"module 'eventide.sessions' has no attribute {name!r}")
