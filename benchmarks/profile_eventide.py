@@ -74,9 +74,13 @@ def profile(number: int, top: int, sort: str) -> None:
     key = 4 if sort == "tottime" else 5
     rows.sort(key=lambda r: r[key], reverse=True)
     for filename, line, name, ncalls, tottime, cumtime in rows[:top]:
-        where = _short(filename)
+        where = name if filename == "~" else f"{_short(filename)}:{line}({name})"
+        where = where.replace(
+            "<method 'validate_python' of 'pydantic_core._pydantic_core.SchemaValidator' objects>",
+            "pydantic-core validate_python",
+        )
         print(
-            f"| {where}:{line}({name}) | {100 * tottime / total:.1f} | "
+            f"| {where} | {100 * tottime / total:.1f} | "
             f"{100 * cumtime / total:.1f} | {ncalls / turns:g} |"
         )
 
