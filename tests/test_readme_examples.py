@@ -24,7 +24,11 @@ def test_readme_python_examples_run(tmp_path: Path) -> None:
         script = tmp_path / f"readme_{index}.py"
         script.write_text(block)
         result = subprocess.run(
-            [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,  # examples may create files (databases, artifact folders)
         )
         assert result.returncode == 0, result.stderr
         expected = re.findall(r"# (\{.*\})$", block, flags=re.M)

@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import StaticPool
 
 from eventide import types
+from eventide._database_urls import normalize_database_url
 from eventide.errors import BackendError, ConfigurationError
 from eventide.events import Event
 from eventide.memory.base_memory_service import (
@@ -190,7 +191,7 @@ class SqlMemoryService(BaseMemoryService):
     """
 
     def __init__(self, url: str, *, max_results: int = 50, **engine_kwargs: Any) -> None:
-        parsed = make_url(url)
+        parsed = make_url(normalize_database_url(url, setting="url"))
         backend = parsed.get_backend_name()
         if backend not in ("sqlite", "postgresql"):
             raise ConfigurationError(
