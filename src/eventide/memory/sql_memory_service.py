@@ -223,6 +223,7 @@ class SqlMemoryService(BaseMemoryService):
         self._engine: AsyncEngine = create_async_engine(parsed, **engine_kwargs)
         if self._sqlite:
             sa_event.listen(self._engine.sync_engine, "connect", _sqlite_pragmas)
+            sa_event.listen(self._engine.sync_engine, "begin", _sqlite_begin_immediate)
         self._ready = False
         self._ready_lock = asyncio.Lock()
 
@@ -384,12 +385,22 @@ def _scope_token(app_name: str, user_id: str) -> str:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
+    # Transactions are begun explicitly (see _sqlite_begin_immediate), not by the driver.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     try:
+        # The busy timeout first: switching to WAL itself may wait for another connection.
+        cursor.execute("PRAGMA busy_timeout=10000")
         # WAL lets searches run while another process indexes; NORMAL is durable against
         # process crashes (an OS crash may lose the last commits, which is fine for an index).
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA busy_timeout=10000")
     finally:
         cursor.close()
+
+
+def _sqlite_begin_immediate(conn: Any) -> None:
+    # A deferred transaction that reads and then writes can fail at once with "database is
+    # locked" when another writer got in between (SQLite refuses the lock upgrade instead of
+    # waiting, to avoid a deadlock). Taking the write lock up front makes it wait instead.
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
