@@ -47,7 +47,7 @@ class Metric:
     unit: str
     title: str
     goal: float | None = None  # Eventide's goal from the issues, in ``unit``
-    adk_reference: str = ""  # google-adk's figure as measured in issue 8
+    adk_reference: float | None = None  # google-adk 2.13 as measured in issue 8, in ``unit``
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -466,11 +466,9 @@ SCENARIOS: dict[int, Scenario] = {
         number=1,
         title="cold import of the core API (fresh interpreter)",
         metrics=(
-            Metric(name="import_ms", unit="ms", title="import", goal=200, adk_reference="957 ms"),
+            Metric(name="import_ms", unit="ms", title="import", goal=200, adk_reference=957),
             Metric(name="process_ms", unit="ms", title="interpreter + import, wall"),
-            Metric(
-                name="peak_rss_mb", unit="MB", title="peak RSS after import", adk_reference="64 MB"
-            ),
+            Metric(name="peak_rss_mb", unit="MB", title="peak RSS after import", adk_reference=64),
         ),
         full={"rounds": 8},
         quick={"rounds": 3},
@@ -479,7 +477,7 @@ SCENARIOS: dict[int, Scenario] = {
         number=2,
         title="plain LLM turn (fresh session each time)",
         metrics=(
-            Metric(name="turn_us", unit="us", title="turn", goal=150, adk_reference="2.8 ms"),
+            Metric(name="turn_us", unit="us", title="turn", goal=150, adk_reference=2800),
             Metric(name="fake_model_us", unit="us", title="fake model alone (not runtime)"),
         ),
         full={"rounds": 3, "warmup": 20, "reps": 200},
@@ -495,9 +493,15 @@ SCENARIOS: dict[int, Scenario] = {
                 unit="us",
                 title="turn, async tool",
                 goal=300,
-                adk_reference="4.9 ms",
+                adk_reference=4900,
             ),
-            Metric(name="turn_sync_tool_us", unit="us", title="turn, sync tool", goal=300),
+            Metric(
+                name="turn_sync_tool_us",
+                unit="us",
+                title="turn, sync tool",
+                goal=300,
+                adk_reference=4900,
+            ),
         ),
         full={"rounds": 3, "warmup": 20, "reps": 150},
         quick={"rounds": 1, "warmup": 3, "reps": 20},
@@ -513,7 +517,7 @@ SCENARIOS: dict[int, Scenario] = {
                 unit="us",
                 title="per partial event",
                 goal=10,
-                adk_reference="249 us",
+                adk_reference=249,
             ),
         ),
         full={"rounds": 3, "warmup": 3, "reps": 20},
@@ -529,14 +533,14 @@ SCENARIOS: dict[int, Scenario] = {
                 unit="us",
                 title="per event, in memory",
                 goal=5,
-                adk_reference="88 us",
+                adk_reference=88,
             ),
             Metric(
                 name="sqlite_per_event_us",
                 unit="us",
                 title="per event, SQLite",
                 goal=100,
-                adk_reference="2,700 us",
+                adk_reference=2700,
             ),
             Metric(
                 name="sqlite_full_per_event_us",
@@ -558,10 +562,8 @@ SCENARIOS: dict[int, Scenario] = {
         number=6,
         title="concurrent sessions, each a tool-call turn (asyncio.gather)",
         metrics=(
-            Metric(name="wall_ms", unit="ms", title="wall time", goal=500, adk_reference="7.8 s"),
-            Metric(
-                name="peak_rss_mb", unit="MB", title="peak RSS", goal=100, adk_reference="223 MB"
-            ),
+            Metric(name="wall_ms", unit="ms", title="wall time", goal=500, adk_reference=7800),
+            Metric(name="peak_rss_mb", unit="MB", title="peak RSS", goal=100, adk_reference=223),
             Metric(name="rss_growth_mb", unit="MB", title="RSS growth during the run"),
         ),
         full={"rounds": 3, "sessions": 1000},
@@ -579,7 +581,7 @@ SCENARIOS: dict[int, Scenario] = {
                 unit="x",
                 title="memory, last/first",
                 goal=1.5,
-                adk_reference="18.8x",
+                adk_reference=18.8,
             ),
             Metric(name="sqlite_first10_us", unit="us", title="SQLite, turns 1-10"),
             Metric(name="sqlite_last10_us", unit="us", title="SQLite, last 10 turns"),
