@@ -70,6 +70,7 @@ class GeminiLlm(RemoteLlm):
         credentials: Vertex AI credentials (``google.auth.credentials.Credentials``);
             default: Application Default Credentials.
         base_url: another endpoint (a proxy, or a local server in tests).
+        api_version: the API version (default ``v1beta``; ``v1beta1`` on Vertex AI).
     """
 
     model: str = "gemini-2.5-flash"
@@ -79,6 +80,7 @@ class GeminiLlm(RemoteLlm):
     location: str | None = None
     credentials: Any = None
     base_url: str | None = None
+    api_version: str | None = None
 
     _client: Any = PrivateAttr(default=None)
 
@@ -99,6 +101,11 @@ class GeminiLlm(RemoteLlm):
 
             http_options = genai_types.HttpOptions(
                 base_url=self.base_url,
+                # Pinned rather than left to the SDK's default, which moved between releases
+                # (v1beta in 2.x, v1 in 3.x): the features mapped here (JSON-schema function
+                # parameters, code execution, thinking) are served on v1beta, and on
+                # Vertex AI on v1beta1.
+                api_version=self.api_version or ("v1beta1" if self._use_vertex() else "v1beta"),
                 timeout=int(self.timeout * 1000) if self.timeout is not None else None,
                 # Retries happen in Eventide, with its own policy, for every connector alike.
                 retry_options=genai_types.HttpRetryOptions(attempts=1),
