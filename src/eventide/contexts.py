@@ -8,7 +8,6 @@ id and confirmation requests.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -93,8 +92,20 @@ class InvocationContext:
 
     def for_agent(self, agent: BaseAgent, *, branch: str | None = None) -> InvocationContext:
         """A copy for ``agent`` (optionally on a new branch), sharing invocation-wide data."""
-        return dataclasses.replace(
-            self, agent=agent, branch=self.branch if branch is None else branch
+        # Spelled out: dataclasses.replace inspects the fields on every call.
+        return InvocationContext(
+            invocation_id=self.invocation_id,
+            agent=agent,
+            session=self.session,
+            session_service=self.session_service,
+            plugin_manager=self.plugin_manager,
+            artifact_service=self.artifact_service,
+            memory_service=self.memory_service,
+            credential_service=self.credential_service,
+            user_content=self.user_content,
+            run_config=self.run_config,
+            branch=self.branch if branch is None else branch,
+            _shared=self._shared,
         )
 
     def increment_llm_call_count(self) -> None:

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 __all__ = ["InMemoryRunner", "Runner"]
 
 
+# The settings of invocations run without a RunConfig (shared: treat it as read-only).
+_DEFAULT_RUN_CONFIG = RunConfig()
+
+
 class Runner:
     """Runs an agent tree for an app, committing every event through the services.
 
@@ -132,7 +136,7 @@ class Runner:
             memory_service=self.memory_service,
             credential_service=self.credential_service,
             plugin_manager=self.plugin_manager,
-            run_config=run_config or RunConfig(),
+            run_config=run_config or _DEFAULT_RUN_CONFIG,
         )
         plugins = self.plugin_manager
         if new_message is not None or state_delta:
@@ -155,7 +159,8 @@ class Runner:
                 async for event in events:
                     if not event.partial:
                         if not event.invocation_id:
-                            event.invocation_id = ctx.invocation_id
+                            # Straight into the field: pydantic's __setattr__ costs microseconds.
+                            event.__dict__["invocation_id"] = ctx.invocation_id
                         await commit(session, event)
                         delta = event.actions.state_delta
                         if delta:

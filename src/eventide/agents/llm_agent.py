@@ -8,11 +8,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from eventide import types
+from eventide._callbacks import call_chain, to_chain
 from eventide.agents.base_agent import BaseAgent
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from eventide.errors import ConfigurationError
 from eventide.events import Event
 from eventide.flows.contents import ContentsCache
+from eventide.flows.llm_flow import run_llm_flow
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -114,10 +116,14 @@ class LlmAgent(BaseAgent):
         if isinstance(self.model, BaseLlm):
             return self.model
         if self.model:
-            resolved = self._resolved_model
+            # Private attributes are read through __pydantic_private__: the attribute
+            # syntax goes through BaseModel.__getattr__, several microseconds a read.
+            private = self.__pydantic_private__
+            assert private is not None
+            resolved = private["_resolved_model"]
             if resolved is None or resolved.model != self.model:
-                resolved = self._resolved_model = LLMRegistry.new_llm(self.model)
-            return resolved
+                resolved = private["_resolved_model"] = LLMRegistry.new_llm(self.model)
+            return resolved  # type: ignore[no-any-return]
         ancestor = self.parent_agent
         while ancestor is not None:
             if isinstance(ancestor, LlmAgent) and ancestor.model:
@@ -137,9 +143,12 @@ class LlmAgent(BaseAgent):
             elif isinstance(tool, BaseToolset):
                 resolved.extend(await tool.get_tools(context))
             elif callable(tool):
-                cached = self._tool_cache.get(id(tool))
+                private = self.__pydantic_private__
+                assert private is not None
+                tool_cache: dict[int, BaseTool] = private["_tool_cache"]
+                cached = tool_cache.get(id(tool))
                 if cached is None:
-                    cached = self._tool_cache[id(tool)] = FunctionTool(tool)
+                    cached = tool_cache[id(tool)] = FunctionTool(tool)
                 resolved.append(cached)
             else:
                 raise ConfigurationError(
@@ -165,9 +174,10 @@ class LlmAgent(BaseAgent):
             return build_contents(
                 events, agent_name=self.name, branch=ctx.branch, current_turn_only=True
             )
-        return self._contents_cache.contents(
-            ctx.session.id, events, agent_name=self.name, branch=ctx.branch
-        )
+        private = self.__pydantic_private__
+        assert private is not None
+        cache: ContentsCache = private["_contents_cache"]
+        return cache.contents(ctx.session.id, events, agent_name=self.name, branch=ctx.branch)
 
     @property
     def allows_transfer_to_parent(self) -> bool:
@@ -176,11 +186,9 @@ class LlmAgent(BaseAgent):
         return not self.disallow_transfer_to_parent and isinstance(self.parent_agent, LlmAgent)
 
     # --- running ---
-    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        from eventide.flows.llm_flow import run_llm_flow
-
-        async for event in run_llm_flow(self, ctx):
-            yield event
+    def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        # The flow's generator itself (not a wrapper around it): one layer less per event.
+        return run_llm_flow(self, ctx)
 
     async def close(self) -> None:
         """Close the agent's toolsets, and the model client it created from a model name.
@@ -191,9 +199,10 @@ class LlmAgent(BaseAgent):
         for tool in self.tools:
             if isinstance(tool, BaseToolset):
                 await tool.close()
-        resolved = self._resolved_model
+        private = self.__pydantic_private__
+        resolved = private.get("_resolved_model") if private else None
         if resolved is not None:
-            self._resolved_model = None
+            private["_resolved_model"] = None  # type: ignore[index]
             await resolved.close()
 
     # --- callback chains (typed entry points used by the flow) ---
@@ -201,8 +210,6 @@ class LlmAgent(BaseAgent):
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         """Plugins' then the agent's before-model callbacks; the first non-None wins."""
-        from eventide._callbacks import call_chain, to_chain
-
         ictx = callback_context.invocation_context
         result = await ictx.plugin_manager.run(
             "before_model_callback", callback_context=callback_context, llm_request=llm_request
@@ -219,8 +226,6 @@ class LlmAgent(BaseAgent):
         self, callback_context: CallbackContext, llm_response: LlmResponse
     ) -> LlmResponse | None:
         """Plugins' then the agent's after-model callbacks; the first non-None wins."""
-        from eventide._callbacks import call_chain, to_chain
-
         ictx = callback_context.invocation_context
         result = await ictx.plugin_manager.run(
             "after_model_callback", callback_context=callback_context, llm_response=llm_response
@@ -237,8 +242,6 @@ class LlmAgent(BaseAgent):
         self, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
     ) -> LlmResponse | None:
         """Plugins' then the agent's model-error callbacks; a non-None result recovers."""
-        from eventide._callbacks import call_chain, to_chain
-
         ictx = callback_context.invocation_context
         result = await ictx.plugin_manager.run(
             "on_model_error_callback",
@@ -259,8 +262,6 @@ class LlmAgent(BaseAgent):
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
         """Plugins' then the agent's before-tool callbacks; a dict skips the tool."""
-        from eventide._callbacks import call_chain, to_chain
-
         ictx = tool_context.invocation_context
         result = await ictx.plugin_manager.run(
             "before_tool_callback", tool=tool, tool_args=args, tool_context=tool_context
@@ -279,8 +280,6 @@ class LlmAgent(BaseAgent):
         result: dict[str, Any],
     ) -> dict[str, Any] | None:
         """Plugins' then the agent's after-tool callbacks; a dict replaces the result."""
-        from eventide._callbacks import call_chain, to_chain
-
         ictx = tool_context.invocation_context
         replaced = await ictx.plugin_manager.run(
             "after_tool_callback",
@@ -303,8 +302,6 @@ class LlmAgent(BaseAgent):
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
     ) -> dict[str, Any] | None:
         """Plugins' then the agent's tool-error callbacks; a dict recovers."""
-        from eventide._callbacks import call_chain, to_chain
-
         ictx = tool_context.invocation_context
         result = await ictx.plugin_manager.run(
             "on_tool_error_callback",

@@ -15,7 +15,7 @@ from eventide.contexts import CallbackContext, InvocationContext
 from eventide.events import Event, EventActions
 from eventide.flows.contents import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
 from eventide.flows.request import build_request
-from eventide.flows.resume import resume_paused_calls
+from eventide.flows.resume import needs_resume, resume_paused_calls
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -42,10 +42,11 @@ class _Step:
 
 async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
     """Run ``agent`` until it gives a final answer, transfers, or pauses for the user."""
-    async for event in resume_paused_calls(agent, ctx):
-        yield event
-    if ctx.end_invocation:
-        return
+    if needs_resume(ctx):
+        async for event in resume_paused_calls(agent, ctx):
+            yield event
+        if ctx.end_invocation:
+            return
     while True:
         step = _Step()
         async for event in _run_step(agent, ctx, step):

@@ -21,7 +21,19 @@ from eventide.flows.tool_dispatch import run_function_calls
 if TYPE_CHECKING:
     from eventide.agents.llm_agent import LlmAgent
 
-__all__ = ["resume_paused_calls"]
+__all__ = ["needs_resume", "resume_paused_calls"]
+
+
+def needs_resume(ctx: InvocationContext) -> bool:
+    """Whether the user's message answers a confirmation or credential request."""
+    user_content = ctx.user_content
+    if user_content is None or not user_content.parts:
+        return False
+    return any(
+        p.function_response is not None
+        and p.function_response.name in (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION)
+        for p in user_content.parts
+    )
 
 
 async def resume_paused_calls(

@@ -98,15 +98,21 @@ class ScriptedModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        self._requests.append(llm_request)
-        if self._position >= len(self.responses):
+        private = self.__pydantic_private__  # faster than the attribute syntax
+        assert private is not None
+        private["_requests"].append(llm_request)
+        position = private["_position"]
+        if position >= len(self.responses):
             raise ScriptExhaustedError(
-                f"ScriptedModel was called {self._position + 1} times but its script has only "
+                f"ScriptedModel was called {position + 1} times but its script has only "
                 f"{len(self.responses)} responses. Add more with ScriptedModel(responses=[...]) "
                 "or model.add(...)."
             )
-        item = self.responses[self._position]
-        self._position += 1
+        item = self.responses[position]
+        private["_position"] = position + 1
+        if isinstance(item, str):
+            # Build the answer once; later plays of this script item reuse it.
+            item = self.responses[position] = text_response(item)
         for response in _expand(item, stream, self.stream_chunk_size):
             yield response
 
