@@ -325,7 +325,7 @@ async def run_state_events(api: Api, p: dict[str, int]) -> Samples:
     return {"metrics": metrics, "skipped": skipped}
 
 
-class _sql_service:  # noqa: N801 - used as a context manager, reads like a function
+class _sql_service:  # lower-case: used as `async with _sql_service(...)`, like a function
     """A fresh SQL session service on SQLite (a new file) or PostgreSQL (a new database).
 
     Yields ``(service, "")`` or ``(None, reason)`` when the backend is unavailable.
