@@ -37,7 +37,7 @@ class BaseAgent(BaseModel):
             returned ``Content`` is yielded as the agent's last event.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", defer_build=True)
 
     name: str
     description: str = ""

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["pause_requests", "run_llm_flow"]
 
-_RESPONSE_FIELDS = tuple(LlmResponse.model_fields)
-
 
 class _Step:
     """What one step decided: whether the agent's turn is over."""
@@ -116,10 +114,15 @@ async def _model_responses(
     ctx.increment_llm_call_count()
     stream = ctx.run_config.streaming_mode is StreamingMode.SSE
     model = agent.canonical_model
+    # Decided once per call, not per streamed chunk.
+    after = agent.after_model_callback is not None or ctx.plugin_manager.has("after_model_callback")
     try:
         async for response in model.generate_content_async(request, stream=stream):
-            replaced = await agent.handle_after_model(callback_context, response)
-            yield replaced if replaced is not None else response
+            if after:
+                replaced = await agent.handle_after_model(callback_context, response)
+                if replaced is not None:
+                    response = replaced
+            yield response
     except Exception as error:
         recovered = await agent.handle_model_error(callback_context, request, error)
         if recovered is None:
@@ -135,8 +138,9 @@ def _to_event(
     event_id: str,
     actions: EventActions,
 ) -> Event:
+    # A response's __dict__ holds exactly its fields: one pass, no getattr per field.
     fields: dict[str, Any] = {
-        name: value for name in _RESPONSE_FIELDS if (value := getattr(response, name)) is not None
+        name: value for name, value in response.__dict__.items() if value is not None
     }
     return Event(
         **fields,
@@ -154,13 +158,24 @@ def _finish_model_event(agent: LlmAgent, event: Event, request: LlmRequest) -> N
     calls = event.get_function_calls()
     if calls:
         if not all(call.id for call in calls):
-            # Give calls ids on a copy: the response object belongs to the model connector.
-            assert event.content is not None
-            event.content = event.content.model_copy(deep=True)
+            # Give calls ids on copies of just the parts that need one: the response object
+            # belongs to the model connector (a fake model may play it again).
+            content = event.content
+            assert content is not None and content.parts is not None
+            parts = [
+                part.model_copy(
+                    update={
+                        "function_call": part.function_call.model_copy(
+                            update={"id": f"call-{new_id()}"}
+                        )
+                    }
+                )
+                if part.function_call is not None and not part.function_call.id
+                else part
+                for part in content.parts
+            ]
+            event.content = content.model_copy(update={"parts": parts})
             calls = event.get_function_calls()
-            for call in calls:
-                if not call.id:
-                    call.id = f"call-{new_id()}"
         long_running: set[str] = set()
         for call in calls:
             tool = request.tools_dict.get(call.name or "")

@@ -22,7 +22,7 @@ class BaseLlm(BaseModel):
         model: the model's name, e.g. ``"gemini-2.5-flash"``.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="allow")
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="allow", defer_build=True)
 
     model: str
 

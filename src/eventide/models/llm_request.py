@@ -23,7 +23,7 @@ class LlmRequest(BaseModel):
     signature.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     model: str | None = None
     contents: list[types.Content] = Field(default_factory=list)

@@ -129,13 +129,19 @@ class InMemorySessionService(BaseSessionService):
             return  # a retried append: the event is already in the log (ids are idempotent)
         delta = event.actions.state_delta
         if delta:
-            stored = _copy_json(delta)
-            apply_delta_to_scopes(
-                stored,
-                self._app_state.setdefault(session.app_name, {}),
-                self._user_state.setdefault((session.app_name, session.user_id), {}),
-                record.state,
-            )
+            # One pass over the delta: copy containers (so the caller's objects never alias
+            # what is stored) and route each key to its scope.
+            record_state = record.state
+            for name, value in delta.items():
+                stored = value if type(value) in _SCALARS else _copy_json(value)
+                if name.startswith(_SHARED_PREFIXES):
+                    if name.startswith("app:"):
+                        scope = self._app_state.setdefault(session.app_name, {})
+                    else:
+                        scope = self._user_state.setdefault((session.app_name, session.user_id), {})
+                    scope[name] = stored
+                else:
+                    record_state[name] = stored
             session.state.update(delta)
         record.events.append(event)
         record.event_ids.add(event.id)
@@ -171,6 +177,10 @@ class InMemorySessionService(BaseSessionService):
         )
         session.log_position = len(record.events)
         return session
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_SHARED_PREFIXES = ("app:", "user:")
 
 
 def _copy_json(value: Any) -> Any:
