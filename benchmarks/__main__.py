@@ -187,7 +187,7 @@ def _cold_import(framework: str) -> dict[str, Any]:
 
 
 def _run_json(command: list[str]) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    env = _worker_env()
     try:
         done = subprocess.run(
             command,
@@ -214,6 +214,19 @@ def _run_json(command: list[str]) -> dict[str, Any]:
     return result
 
 
+def _worker_env() -> dict[str, str]:
+    """The environment of the measured processes.
+
+    Bytecode caching is left on even when the caller's shell turns it off
+    (PYTHONDONTWRITEBYTECODE): pip compiled google-adk's modules at install, while an
+    editable Eventide would otherwise recompile its source in every cold import. The
+    discarded warm-up round writes the caches, as any installed package has them.
+    """
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def _pythonpath() -> str:
     parts = [str(ROOT.parent)]
     if os.environ.get("PYTHONPATH"):
@@ -236,7 +249,7 @@ def _run_extra_scripts(quick: bool) -> dict[str, Any]:
             command.append("--json")
         if quick and "--quick" in source:
             command.append("--quick")
-        env = {**os.environ, "PYTHONPATH": _pythonpath()}
+        env = _worker_env()
         try:
             done = subprocess.run(
                 command,
