@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from eventide._model import snake_case_keys
 from eventide.auth.auth_config import (
     ApiKeyScheme,
     AuthConfig,
@@ -39,6 +38,7 @@ from eventide.auth.auth_config import (
 )
 from eventide.auth.credential_service import BaseCredentialService, InMemoryCredentialService
 from eventide.errors import ConfigurationError, UsageError
+from eventide.types import snake_case_keys
 
 if TYPE_CHECKING:
     from eventide.contexts import InvocationContext

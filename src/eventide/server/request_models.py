@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from eventide import types
-from eventide._model import snake_case_keys
+from eventide.types import snake_case_keys
 
 __all__ = ["RunAgentRequest", "parse_create_session_body"]
 
