@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["EventideModel", "foreign_to_dict", "snake_case_keys"]
+__all__ = ["DATA_FIELDS", "EventideModel", "camel_case_keys", "foreign_to_dict", "snake_case_keys"]
 
 
 class EventideModel(BaseModel):
@@ -65,14 +65,15 @@ def snake_case_keys(data: Any) -> Any:
     converted: dict[str, Any] = {}
     for key, value in data.items():
         name = _to_snake(key) if isinstance(key, str) else key
-        if name in _OPAQUE:
+        if name in DATA_FIELDS:
             converted[name] = value
         else:
             converted[name] = snake_case_keys(value)
     return converted
 
 
-_OPAQUE = frozenset(
+# Field names whose values are user data: keys inside them are never renamed.
+DATA_FIELDS = frozenset(
     {
         "args",
         "response",
@@ -88,3 +89,22 @@ _OPAQUE = frozenset(
         "grounding_metadata",
     }
 )
+
+
+def _to_camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def camel_case_keys(data: Any) -> Any:
+    """Recursively rename snake_case field names to camelCase (``function_call`` ->
+    ``functionCall``), for front ends that read camelCase; keys inside data fields
+    (:data:`DATA_FIELDS`) keep their spelling."""
+    if isinstance(data, list):
+        return [camel_case_keys(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    return {
+        _to_camel(key): (value if key in DATA_FIELDS else camel_case_keys(value))
+        for key, value in data.items()
+    }

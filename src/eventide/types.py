@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from eventide._model import EventideModel, foreign_to_dict, snake_case_keys
+from eventide._model import EventideModel, camel_case_keys, foreign_to_dict, snake_case_keys
 
 __all__ = [
     "Blob",
@@ -30,6 +30,7 @@ __all__ = [
     "Tool",
     "ToolConfig",
     "UsageMetadata",
+    "camel_case_keys",
     "snake_case_keys",
     "to_content",
 ]

@@ -19,6 +19,7 @@ from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.models.registry import LLMRegistry
+from eventide.plugins.plugin_manager import PluginManager
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.base_toolset import BaseToolset
 from eventide.tools.function_tool import FunctionTool
@@ -206,71 +207,71 @@ class LlmAgent(BaseAgent):
             await resolved.close()
 
     # --- callback chains (typed entry points used by the flow) ---
+    async def _hooks(
+        self,
+        plugin_manager: PluginManager,
+        hook: str,
+        own: _Callbacks | None,
+        plugin_kwargs: dict[str, Any],
+        own_kwargs: dict[str, Any],
+    ) -> Any:
+        """The plugins' ``hook`` then the agent's own callbacks; the first non-None wins.
+
+        Plugins and agent callbacks name two arguments differently (``tool_args`` /
+        ``args``, ``result`` / ``tool_response``), following each API's convention.
+        """
+        result = await plugin_manager.run(hook, **plugin_kwargs)
+        if result is None and own is not None:
+            result = await call_chain(to_chain(own), **own_kwargs)
+        return result
+
     async def handle_before_model(
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         """Plugins' then the agent's before-model callbacks; the first non-None wins."""
-        ictx = callback_context.invocation_context
-        result = await ictx.plugin_manager.run(
-            "before_model_callback", callback_context=callback_context, llm_request=llm_request
-        )
-        if result is None and self.before_model_callback is not None:
-            result = await call_chain(
-                to_chain(self.before_model_callback),
-                callback_context=callback_context,
-                llm_request=llm_request,
+        kwargs = {"callback_context": callback_context, "llm_request": llm_request}
+        manager = callback_context.invocation_context.plugin_manager
+        return _as_response(
+            await self._hooks(
+                manager, "before_model_callback", self.before_model_callback, kwargs, kwargs
             )
-        return _as_response(result)
+        )
 
     async def handle_after_model(
         self, callback_context: CallbackContext, llm_response: LlmResponse
     ) -> LlmResponse | None:
         """Plugins' then the agent's after-model callbacks; the first non-None wins."""
-        ictx = callback_context.invocation_context
-        result = await ictx.plugin_manager.run(
-            "after_model_callback", callback_context=callback_context, llm_response=llm_response
-        )
-        if result is None and self.after_model_callback is not None:
-            result = await call_chain(
-                to_chain(self.after_model_callback),
-                callback_context=callback_context,
-                llm_response=llm_response,
+        kwargs = {"callback_context": callback_context, "llm_response": llm_response}
+        manager = callback_context.invocation_context.plugin_manager
+        return _as_response(
+            await self._hooks(
+                manager, "after_model_callback", self.after_model_callback, kwargs, kwargs
             )
-        return _as_response(result)
+        )
 
     async def handle_model_error(
         self, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
     ) -> LlmResponse | None:
         """Plugins' then the agent's model-error callbacks; a non-None result recovers."""
-        ictx = callback_context.invocation_context
-        result = await ictx.plugin_manager.run(
-            "on_model_error_callback",
-            callback_context=callback_context,
-            llm_request=llm_request,
-            error=error,
-        )
-        if result is None and self.on_model_error_callback is not None:
-            result = await call_chain(
-                to_chain(self.on_model_error_callback),
-                callback_context=callback_context,
-                llm_request=llm_request,
-                error=error,
+        kwargs = {"callback_context": callback_context, "llm_request": llm_request, "error": error}
+        manager = callback_context.invocation_context.plugin_manager
+        return _as_response(
+            await self._hooks(
+                manager, "on_model_error_callback", self.on_model_error_callback, kwargs, kwargs
             )
-        return _as_response(result)
+        )
 
     async def handle_before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
         """Plugins' then the agent's before-tool callbacks; a dict skips the tool."""
-        ictx = tool_context.invocation_context
-        result = await ictx.plugin_manager.run(
-            "before_tool_callback", tool=tool, tool_args=args, tool_context=tool_context
+        return await self._hooks(  # type: ignore[no-any-return]
+            tool_context.invocation_context.plugin_manager,
+            "before_tool_callback",
+            self.before_tool_callback,
+            {"tool": tool, "tool_args": args, "tool_context": tool_context},
+            {"tool": tool, "args": args, "tool_context": tool_context},
         )
-        if result is None and self.before_tool_callback is not None:
-            result = await call_chain(
-                to_chain(self.before_tool_callback), tool=tool, args=args, tool_context=tool_context
-            )
-        return result  # type: ignore[no-any-return]
 
     async def handle_after_tool(
         self,
@@ -280,45 +281,25 @@ class LlmAgent(BaseAgent):
         result: dict[str, Any],
     ) -> dict[str, Any] | None:
         """Plugins' then the agent's after-tool callbacks; a dict replaces the result."""
-        ictx = tool_context.invocation_context
-        replaced = await ictx.plugin_manager.run(
+        return await self._hooks(  # type: ignore[no-any-return]
+            tool_context.invocation_context.plugin_manager,
             "after_tool_callback",
-            tool=tool,
-            tool_args=args,
-            tool_context=tool_context,
-            result=result,
+            self.after_tool_callback,
+            {"tool": tool, "tool_args": args, "tool_context": tool_context, "result": result},
+            {"tool": tool, "args": args, "tool_context": tool_context, "tool_response": result},
         )
-        if replaced is None and self.after_tool_callback is not None:
-            replaced = await call_chain(
-                to_chain(self.after_tool_callback),
-                tool=tool,
-                args=args,
-                tool_context=tool_context,
-                tool_response=result,
-            )
-        return replaced  # type: ignore[no-any-return]
 
     async def handle_tool_error(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
     ) -> dict[str, Any] | None:
         """Plugins' then the agent's tool-error callbacks; a dict recovers."""
-        ictx = tool_context.invocation_context
-        result = await ictx.plugin_manager.run(
+        return await self._hooks(  # type: ignore[no-any-return]
+            tool_context.invocation_context.plugin_manager,
             "on_tool_error_callback",
-            tool=tool,
-            tool_args=args,
-            tool_context=tool_context,
-            error=error,
+            self.on_tool_error_callback,
+            {"tool": tool, "tool_args": args, "tool_context": tool_context, "error": error},
+            {"tool": tool, "args": args, "tool_context": tool_context, "error": error},
         )
-        if result is None and self.on_tool_error_callback is not None:
-            result = await call_chain(
-                to_chain(self.on_tool_error_callback),
-                tool=tool,
-                args=args,
-                tool_context=tool_context,
-                error=error,
-            )
-        return result  # type: ignore[no-any-return]
 
 
 Agent = LlmAgent

@@ -78,6 +78,7 @@ from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Se
 from eventide.sessions.sql_session_store import (
     AppendOutcome,
     AppendRequest,
+    LoadedSession,
     SessionStore,
     StoredEvent,
     dumps_json,
@@ -234,15 +235,7 @@ class SqlSessionService(BaseSessionService):
         key = (app_name, user_id, session_id)
         cached = self._parsed.get(key)
         after_seq = cached.last_seq - 1 if cached is not None and cached.last_seq > 0 else None
-        loaded = await store.load(
-            app_name=app_name,
-            user_id=user_id,
-            session_id=session_id,
-            after_seq=after_seq,
-            upto_seq=None,
-            num_recent=None,
-            after_timestamp=None,
-        )
+        loaded = await _load_from(store, app_name, user_id, session_id, after_seq)
         if loaded is None:
             self._parsed.pop(key, None)
             return None
@@ -258,15 +251,7 @@ class SqlSessionService(BaseSessionService):
             self._parsed.move_to_end(key)
         else:
             if after_seq is not None:  # the kept prefix is no longer the log's: read it all
-                loaded = await store.load(
-                    app_name=app_name,
-                    user_id=user_id,
-                    session_id=session_id,
-                    after_seq=None,
-                    upto_seq=None,
-                    num_recent=None,
-                    after_timestamp=None,
-                )
+                loaded = await _load_from(store, app_name, user_id, session_id, None)
                 if loaded is None:
                     self._parsed.pop(key, None)
                     return None
@@ -446,6 +431,21 @@ class SqlSessionService(BaseSessionService):
             return
         self._closed = True
         await self._store.close()
+
+
+async def _load_from(
+    store: SessionStore, app_name: str, user_id: str, session_id: str, after_seq: int | None
+) -> LoadedSession | None:
+    """The session's state and its events after ``after_seq`` (all when None)."""
+    return await store.load(
+        app_name=app_name,
+        user_id=user_id,
+        session_id=session_id,
+        after_seq=after_seq,
+        upto_seq=None,
+        num_recent=None,
+        after_timestamp=None,
+    )
 
 
 class _ParsedLog:
