@@ -9,7 +9,6 @@ conversation.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -167,10 +166,6 @@ async def test_scripted_models_saw_state_in_their_instructions() -> None:
     assert all(m.calls == len(m.responses) for m in models.values())
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("eventide.sessions.sql_session_service") is None,
-    reason="the SQL session service is not in this checkout",
-)
 async def test_scripted_conversation_on_sqlite(tmp_path: Path) -> None:
     """Issue 4 example on the SQLite session store: same events, and the reloaded session
     holds them all (26 = 4 user messages + 22 agent events)."""
