@@ -9,22 +9,34 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from eventide import types
 from eventide.errors import UsageError
 from eventide.models._connector_support import (
     CallIdAssigner,
+    Classifier,
+    OpenedStream,
+    ProviderFailure,
     code_part_as_text,
     fill_missing_call_ids,
+    guarded_stream,
     json_arguments,
+    partial_text_response,
     reject_builtin_tools,
+    response_dict,
     response_payload,
 )
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
-__all__ = ["ChatStreamAccumulator", "chat_request", "parse_chat_completion"]
+__all__ = [
+    "ChatStreamAccumulator",
+    "chat_request",
+    "parse_chat_completion",
+    "stream_chat_completion",
+]
 
 _FINISH_REASONS = {
     "stop": "STOP",
@@ -377,3 +389,26 @@ class ChatStreamAccumulator:
         if self._usage is not None:
             data["usage"] = self._usage
         return data
+
+
+async def stream_chat_completion(
+    opened: OpenedStream[Any],
+    calls_before: int,
+    classify: Classifier,
+) -> AsyncGenerator[LlmResponse, None]:
+    """Partial text responses as a Chat Completions stream arrives, then the complete one
+    (shared by the OpenAI and LiteLLM connectors, which differ only in ``classify``)."""
+    accumulator = ChatStreamAccumulator()
+    async for chunk in guarded_stream(opened, classify=classify):
+        if isinstance(chunk, ProviderFailure):
+            yield chunk.to_response()
+            return
+        for text, thought in accumulator.add(response_dict(chunk)):
+            yield partial_text_response(text, thought=thought)
+    if not accumulator.finished:
+        yield ProviderFailure(
+            code="MALFORMED_STREAM",
+            message="The stream ended without a finish reason (cut short?); retry the turn.",
+        ).to_response()
+        return
+    yield parse_chat_completion(accumulator.completion(), calls_before=calls_before)

@@ -20,21 +20,18 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from eventide.models._connector_support import (
-    OpenedStream,
     ProviderFailure,
     RemoteLlm,
     call_with_retries,
     count_function_calls,
-    guarded_stream,
     open_stream_with_retries,
-    partial_text_response,
     response_dict,
     status_code_failure,
 )
 from eventide.models._openai_chat_format import (
-    ChatStreamAccumulator,
     chat_request,
     parse_chat_completion,
+    stream_chat_completion,
 )
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -107,27 +104,8 @@ class LiteLlm(RemoteLlm):
         if isinstance(opened, ProviderFailure):
             yield opened.to_response()
             return
-        async for response in _stream(opened, calls_before):
+        async for response in stream_chat_completion(opened, calls_before, _classify):
             yield response
-
-
-async def _stream(
-    opened: OpenedStream[Any], calls_before: int
-) -> AsyncGenerator[LlmResponse, None]:
-    accumulator = ChatStreamAccumulator()
-    async for chunk in guarded_stream(opened, classify=_classify):
-        if isinstance(chunk, ProviderFailure):
-            yield chunk.to_response()
-            return
-        for text, thought in accumulator.add(response_dict(chunk)):
-            yield partial_text_response(text, thought=thought)
-    if not accumulator.finished:
-        yield ProviderFailure(
-            code="MALFORMED_STREAM",
-            message="The stream ended without a finish reason (cut short?); retry the turn.",
-        ).to_response()
-        return
-    yield parse_chat_completion(accumulator.completion(), calls_before=calls_before)
 
 
 def _classify(exc: Exception) -> ProviderFailure | None:

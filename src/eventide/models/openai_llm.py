@@ -48,9 +48,9 @@ from eventide.models._connector_support import (
     status_code_failure,
 )
 from eventide.models._openai_chat_format import (
-    ChatStreamAccumulator,
     chat_request,
     parse_chat_completion,
+    stream_chat_completion,
 )
 from eventide.models._openai_responses_format import (
     parse_responses_response,
@@ -185,29 +185,10 @@ class OpenAILlm(RemoteLlm):
                 async for response in _responses_stream(opened, calls_before):
                     yield response
             else:
-                async for response in _chat_stream(opened, calls_before):
+                async for response in stream_chat_completion(opened, calls_before, _classify):
                     yield response
         finally:
             await close_stream(opened.rest)
-
-
-async def _chat_stream(
-    opened: OpenedStream[Any], calls_before: int
-) -> AsyncGenerator[LlmResponse, None]:
-    accumulator = ChatStreamAccumulator()
-    async for chunk in guarded_stream(opened, classify=_classify):
-        if isinstance(chunk, ProviderFailure):
-            yield chunk.to_response()
-            return
-        for text, thought in accumulator.add(response_dict(chunk)):
-            yield partial_text_response(text, thought=thought)
-    if not accumulator.finished:
-        yield ProviderFailure(
-            code="MALFORMED_STREAM",
-            message="The stream ended without a finish reason (cut short?); retry the turn.",
-        ).to_response()
-        return
-    yield parse_chat_completion(accumulator.completion(), calls_before=calls_before)
 
 
 async def _responses_stream(
