@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from pydantic import PrivateAttr
+
 from eventide import types
 from eventide.errors import ConfigurationError, UsageError
 from eventide.models.base_llm import BaseLlm
@@ -246,6 +248,15 @@ class RemoteLlm(BaseLlm):
     retry_base_delay: float = 0.5
     retry_max_delay: float = 30.0
 
+    # The SDK client, made on first use by the connector.
+    _client: Any = PrivateAttr(default=None)
+
+    async def close(self) -> None:
+        """Close the HTTP connections of the SDK client (made again on next use)."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
     def _retry_policy(self) -> RetryPolicy:
         return RetryPolicy(
             max_retries=max(0, self.max_retries),
@@ -426,3 +437,28 @@ def reject_builtin_tools(llm_request: LlmRequest, *, provider: str) -> None:
                     "run. Use a Gemini model for it, or give the agent a FunctionTool that "
                     "does the same job."
                 )
+
+
+def openai_tool_choice(
+    tool_config: types.ToolConfig | None,
+    *,
+    function_ref: Callable[[str], dict[str, Any]],
+    allowed: Callable[[list[dict[str, Any]]], dict[str, Any]],
+) -> Any:
+    """An OpenAI ``tool_choice`` for a ``ToolConfig`` (None: leave it to the API).
+
+    Chat Completions and the Responses API spell a named function and a list of allowed
+    tools differently; ``function_ref`` and ``allowed`` give those shapes.
+    """
+    if tool_config is None or tool_config.mode is None:
+        return None
+    if tool_config.mode == "NONE":
+        return "none"
+    if tool_config.mode == "AUTO":
+        return "auto"
+    names = tool_config.allowed_function_names or []
+    if len(names) == 1:
+        return function_ref(names[0])
+    if names:
+        return allowed([function_ref(n) for n in names])
+    return "required"

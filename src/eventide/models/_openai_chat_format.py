@@ -23,6 +23,7 @@ from eventide.models._connector_support import (
     fill_missing_call_ids,
     guarded_stream,
     json_arguments,
+    openai_tool_choice,
     partial_text_response,
     reject_builtin_tools,
     response_dict,
@@ -71,7 +72,14 @@ def chat_request(
     ]
     if tools:
         body["tools"] = tools
-        choice = _tool_choice(config.tool_config)
+        choice = openai_tool_choice(
+            config.tool_config,
+            function_ref=lambda name: {"type": "function", "function": {"name": name}},
+            allowed=lambda refs: {
+                "type": "allowed_tools",
+                "allowed_tools": {"mode": "required", "tools": refs},
+            },
+        )
         if choice is not None:
             body["tool_choice"] = choice
     if config.response_json_schema is not None:
@@ -208,27 +216,6 @@ def _function_spec(declaration: types.FunctionDeclaration) -> dict[str, Any]:
     if declaration.description:
         spec["description"] = declaration.description
     return spec
-
-
-def _tool_choice(tool_config: types.ToolConfig | None) -> Any:
-    if tool_config is None or tool_config.mode is None:
-        return None
-    if tool_config.mode == "NONE":
-        return "none"
-    if tool_config.mode == "AUTO":
-        return "auto"
-    names = tool_config.allowed_function_names or []
-    if len(names) == 1:
-        return {"type": "function", "function": {"name": names[0]}}
-    if names:
-        return {
-            "type": "allowed_tools",
-            "allowed_tools": {
-                "mode": "required",
-                "tools": [{"type": "function", "function": {"name": n}} for n in names],
-            },
-        }
-    return "required"
 
 
 def _schema_name(schema: dict[str, Any]) -> str:

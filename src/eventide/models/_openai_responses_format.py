@@ -12,6 +12,7 @@ from eventide.models._connector_support import (
     code_part_as_text,
     fill_missing_call_ids,
     json_arguments,
+    openai_tool_choice,
     reject_builtin_tools,
     response_payload,
 )
@@ -46,7 +47,11 @@ def responses_request(llm_request: LlmRequest, *, model: str) -> dict[str, Any]:
             tools.append(spec)
     if tools:
         body["tools"] = tools
-        choice = _tool_choice(config.tool_config)
+        choice = openai_tool_choice(
+            config.tool_config,
+            function_ref=lambda name: {"type": "function", "name": name},
+            allowed=lambda refs: {"type": "allowed_tools", "mode": "required", "tools": refs},
+        )
         if choice is not None:
             body["tool_choice"] = choice
     if config.response_json_schema is not None:
@@ -140,25 +145,6 @@ def _content_item(part: types.Part, *, assistant: bool) -> dict[str, Any] | None
             return {"type": "input_file", "file_id": uri}
         return {"type": "input_file", "file_url": uri}
     return None
-
-
-def _tool_choice(tool_config: types.ToolConfig | None) -> Any:
-    if tool_config is None or tool_config.mode is None:
-        return None
-    if tool_config.mode == "NONE":
-        return "none"
-    if tool_config.mode == "AUTO":
-        return "auto"
-    names = tool_config.allowed_function_names or []
-    if len(names) == 1:
-        return {"type": "function", "name": names[0]}
-    if names:
-        return {
-            "type": "allowed_tools",
-            "mode": "required",
-            "tools": [{"type": "function", "name": n} for n in names],
-        }
-    return "required"
 
 
 def parse_responses_response(data: dict[str, Any], *, calls_before: int) -> LlmResponse:

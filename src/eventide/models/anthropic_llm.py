@@ -17,8 +17,6 @@ import base64
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from pydantic import PrivateAttr
-
 from eventide import types
 from eventide.models._connector_support import (
     CallIdAssigner,
@@ -73,8 +71,6 @@ class AnthropicLlm(RemoteLlm):
     base_url: str | None = None
     max_tokens: int = 4096
 
-    _client: Any = PrivateAttr(default=None)
-
     @classmethod
     def supported_models(cls) -> list[str]:
         """``claude-*`` and ``anthropic/*``."""
@@ -93,12 +89,6 @@ class AnthropicLlm(RemoteLlm):
                 max_retries=0,
             )
         return self._client
-
-    async def close(self) -> None:
-        """Close the HTTP connections of the SDK client."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
 
     def _body(self, llm_request: LlmRequest) -> dict[str, Any]:
         model = self.model.removeprefix("anthropic/")

@@ -22,8 +22,6 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from pydantic import PrivateAttr
-
 from eventide import types
 from eventide.models._connector_support import (
     OpenedStream,
@@ -81,8 +79,6 @@ class GeminiLlm(RemoteLlm):
     credentials: Any = None
     base_url: str | None = None
     api_version: str | None = None
-
-    _client: Any = PrivateAttr(default=None)
 
     @classmethod
     def supported_models(cls) -> list[str]:

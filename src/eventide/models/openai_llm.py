@@ -29,8 +29,6 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Literal
 
-from pydantic import PrivateAttr
-
 from eventide.models._connector_support import (
     OpenedStream,
     ProviderFailure,
@@ -80,8 +78,6 @@ class OpenAILlm(RemoteLlm):
     api_key: str | None = None
     base_url: str | None = None
 
-    _client: Any = PrivateAttr(default=None)
-
     @classmethod
     def supported_models(cls) -> list[str]:
         """``gpt-*``, ``o<digit>*``, ``chatgpt-*``, ``openai/*``, ``ollama/*``."""
@@ -123,12 +119,6 @@ class OpenAILlm(RemoteLlm):
                 max_retries=0,
             )
         return self._client
-
-    async def close(self) -> None:
-        """Close the HTTP connections of the SDK client."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
 
     def _body(self, llm_request: LlmRequest) -> dict[str, Any]:
         custom_server = self._resolved_base_url() is not None
