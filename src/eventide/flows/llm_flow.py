@@ -25,10 +25,15 @@ from eventide.tools.set_model_response_tool import SET_MODEL_RESPONSE
 if TYPE_CHECKING:
     from eventide.agents.llm_agent import LlmAgent
 
-__all__ = ["pause_requests", "run_llm_flow"]
+__all__ = [
+    "FlowStep",
+    "after_tool_responses",
+    "pause_requests",
+    "run_llm_flow",
+]
 
 
-class _Step:
+class FlowStep:
     """What one step decided: whether the agent's turn is over."""
 
     __slots__ = ("done", "last")
@@ -38,15 +43,21 @@ class _Step:
         self.last: Event | None = None
 
 
-async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-    """Run ``agent`` until it gives a final answer, transfers, or pauses for the user."""
-    if needs_resume(ctx):
+async def run_llm_flow(
+    agent: LlmAgent, ctx: InvocationContext, *, answer_paused_calls: bool = True
+) -> AsyncGenerator[Event, None]:
+    """Run ``agent`` until it gives a final answer, transfers, or pauses for the user.
+
+    ``answer_paused_calls=False`` starts at the next model call even when the user's message
+    answers paused tool calls (a resumed invocation whose answers were already committed).
+    """
+    if answer_paused_calls and needs_resume(ctx):
         async for event in resume_paused_calls(agent, ctx):
             yield event
         if ctx.end_invocation:
             return
     while True:
-        step = _Step()
+        step = FlowStep()
         async for event in _run_step(agent, ctx, step):
             step.last = event
             yield event
@@ -56,7 +67,7 @@ async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerato
 
 
 async def _run_step(
-    agent: LlmAgent, ctx: InvocationContext, step: _Step
+    agent: LlmAgent, ctx: InvocationContext, step: FlowStep
 ) -> AsyncGenerator[Event, None]:
     request = await build_request(agent, ctx)
     actions = EventActions()
@@ -78,10 +89,23 @@ async def _run_step(
         return
     response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
     yield response_event
+    async for event in after_tool_responses(agent, ctx, step, final, response_event, calls):
+        yield event
+
+
+async def after_tool_responses(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    step: FlowStep,
+    model_event: Event | None,
+    response_event: Event,
+    calls: list[types.FunctionCall],
+) -> AsyncGenerator[Event, None]:
+    """After the tools answered: pause for the user, transfer, or a structured answer."""
     for pause_event in pause_requests(agent, ctx, response_event, calls):
         yield pause_event
         step.done = True
-    if step.done or final.long_running_tool_ids:
+    if step.done or (model_event is not None and model_event.long_running_tool_ids):
         # Waiting for the user (a confirmation, a credential, a long-running result).
         ctx.end_invocation = True
         step.done = True
