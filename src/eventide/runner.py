@@ -285,8 +285,10 @@ class Runner:
                         if mark_start:
                             _mark_started(event)
                             mark_start = False
-                        await commit(session, event)
                         delta = event.actions.state_delta
+                        if delta:
+                            ctx.hold_temp_state(delta)
+                        await commit(session, event)
                         if delta:
                             ctx.forget_committed(delta)
                     if has_on_event:
@@ -416,6 +418,7 @@ class Runner:
         )
         if self.resumable:
             _mark_started(event)
+        ctx.hold_temp_state(event.actions.state_delta)
         await self.session_service.append_event(ctx.session, event)
 
     def _agent_for_turn(self, ctx: InvocationContext) -> BaseAgent:
