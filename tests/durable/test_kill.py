@@ -54,7 +54,9 @@ def _finish(process: subprocess.Popen[str]) -> None:
 async def _stored(db: Path) -> Session:
     service = SqlSessionService(f"sqlite:///{db}")
     try:
-        session: Session | None = await service.get_session(app_name="durable_app", user_id="u", session_id="s1")
+        session: Session | None = await service.get_session(
+            app_name="durable_app", user_id="u", session_id="s1"
+        )
     finally:
         await service.close()
     assert session is not None
