@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
     from eventide.durable.log import ResumeScope
+    from eventide.flows.contents import ContentsCache
     from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.sessions.base_session_service import BaseSessionService
@@ -52,8 +53,10 @@ class InvocationContext:
     """Everything about one invocation, as seen by the agent running now.
 
     Each agent gets its own copy (``agent`` and ``branch`` differ); the session, services
-    and invocation-wide flags are shared by all copies. ``resume`` is set while an agent
-    continues an unfinished invocation: the part of the committed log it resumes from.
+    and invocation-wide flags are shared by all copies. ``contents_cache`` is the Runner's
+    memo of built conversations (None: each model call builds its conversation anew).
+    ``resume`` is set while an agent continues an unfinished invocation: the part of the
+    committed log it resumes from.
     """
 
     invocation_id: str
@@ -67,6 +70,7 @@ class InvocationContext:
     user_content: types.Content | None = None
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None
+    contents_cache: ContentsCache | None = None
     resume: ResumeScope | None = None
     _shared: _InvocationShared = field(default_factory=_InvocationShared)
 
@@ -118,6 +122,7 @@ class InvocationContext:
             user_content=self.user_content,
             run_config=self.run_config,
             branch=self.branch if branch is None else branch,
+            contents_cache=self.contents_cache,
             resume=self.resume,
             _shared=self._shared,
         )

@@ -33,6 +33,7 @@ from eventide.durable.llm_resume import resume_llm_agent
 from eventide.durable.log import ENDED, FINISHED, INVOCATION_KEY, AgentProgress, ResumeScope
 from eventide.errors import ResumeError
 from eventide.events import Event, EventActions
+from eventide.plugins.base_plugin import BasePlugin
 
 __all__ = ["run_resumably"]
 
@@ -47,8 +48,9 @@ async def run_resumably(
     progress = scope.progress(agent.name, ctx.branch) if scope is not None else None
     if progress is not None and progress.ended:
         return
-    has_callbacks = agent.before_agent_callback is not None or ctx.plugin_manager.has(
-        "before_agent_callback"
+    plugins = ctx.plugin_manager
+    has_callbacks = agent.before_agent_callback is not None or plugins.overrides(
+        BasePlugin.before_agent_callback
     )
     if progress is None or not progress.started:
         if has_callbacks:
@@ -75,7 +77,7 @@ async def run_resumably(
             yield _invocation_end(agent, ctx)
         return
     after = None
-    if agent.after_agent_callback is not None or ctx.plugin_manager.has("after_agent_callback"):
+    if agent.after_agent_callback is not None or plugins.overrides(BasePlugin.after_agent_callback):
         after = await agent._after_agent(ctx)
     yield _end_marker(agent, ctx, after, top=top)
 

@@ -28,10 +28,11 @@ from eventide.contexts import InvocationContext
 from eventide.durable.log import AgentProgress, ResumeScope
 from eventide.errors import ResumeError
 from eventide.events import Event
-from eventide.flows.contents import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
 from eventide.flows.llm_flow import FlowStep, after_tool_responses, run_llm_flow
 from eventide.flows.request import build_request
+from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.tool_dispatch import run_function_calls
+from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
 
 __all__ = ["resume_llm_agent"]
 
@@ -45,7 +46,7 @@ async def resume_llm_agent(
     flow = [(pos, e) for pos, e in progress.events if e.content is not None or e.error_code]
     if not flow:
         # Only a callback's event was committed: the loop had not started.
-        async for event in run_llm_flow(agent, ctx):
+        async for event in run_llm_flow(agent.resolve(ctx), ctx):
             yield event
         return
     position, last = flow[-1]
@@ -65,6 +66,7 @@ async def resume_llm_agent(
             yield event
         ctx.resume = None
         return
+    resolved = await agent.resolve(ctx)
     step = FlowStep()
     calls = last.get_function_calls()
     responses = last.get_function_responses()
@@ -72,8 +74,8 @@ async def resume_llm_agent(
         if all(call.name in _REQUESTS_FOR_USER for call in calls):
             ctx.end_invocation = True  # still waiting for the user's answer
             return
-        request = await build_request(agent, ctx)
-        response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
+        request = await build_request(resolved, ctx)
+        response_event = await run_function_calls(resolved, ctx, calls, request.tools_dict)
         yield response_event
         model_event: Event | None = last
     elif responses:
@@ -86,14 +88,19 @@ async def resume_llm_agent(
             calls = _calls_by_id(ctx.session.events, {r.id for r in responses if r.id})
     else:
         return  # the final answer was committed: the loop is over
-    async for event in after_tool_responses(agent, ctx, step, model_event, response_event, calls):
+    events = after_tool_responses(resolved, ctx, step, model_event, response_event, calls)
+    async for event in events:
         step.last = event
         yield event
     last_event = step.last or response_event
     if step.done or ctx.end_invocation or last_event.is_final_response():
         return
-    async for event in run_llm_flow(agent, ctx, answer_paused_calls=False):
+    async for event in run_llm_flow(_ready(resolved), ctx, answer_paused_calls=False):
         yield event
+
+
+async def _ready(resolved: ResolvedAgent) -> ResolvedAgent:
+    return resolved
 
 
 def _model_event_for(
