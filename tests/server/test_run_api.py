@@ -131,7 +131,11 @@ def test_run_sse_failure_ends_with_an_error_frame(client: httpx.Client) -> None:
         frames = list(sse_events(response))
     assert frames[0]["content"]["parts"][0]["text"] == "working on it"
     assert frames[1:] == [
-        {"errorCode": "RuntimeError", "errorMessage": "the warehouse API is down"}
+        {
+            "error": "the warehouse API is down",
+            "errorCode": "RuntimeError",
+            "errorMessage": "the warehouse API is down",
+        }
     ]
     stored = client.get(f"/apps/failing/users/{user}/sessions/{sid}").json()["events"]
     assert [e["id"] for e in stored[1:]] == [frames[0]["id"]]

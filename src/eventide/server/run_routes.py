@@ -2,9 +2,9 @@
 
 ``/run`` answers with the turn's events as a JSON list once the turn is over. ``/run_sse``
 streams them as server-sent events, one ``data: <event JSON>`` frame per event as soon as the
-Runner has committed it (partial chunks too when ``streaming`` is true). A failure during the
-turn becomes a final ``data: {"errorCode": ..., "errorMessage": ...}`` frame instead of a
-dropped connection; events committed before it stay committed.
+Runner has committed it (partial chunks too when ``streaming`` is true). A failure during
+the turn becomes a final ``data: {"error": ..., "errorCode": ..., "errorMessage": ...}``
+frame instead of a dropped connection; events committed before it stay committed.
 
 Events are sent in ADK's spelling (camelCase field names, data keys as stored), whichever
 spelling the request used.
@@ -153,7 +153,7 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
         responses={
             200: {
                 "description": "One `data: <event JSON>` frame per event; an error frame "
-                '`data: {"errorCode": ..., "errorMessage": ...}` ends a failed turn.',
+                '`data: {"error": ..., "errorCode": ..., "errorMessage": ...}` ends a failed turn.',
                 "content": {"text/event-stream": {}},
             },
             404: {"description": "No such app or session."},
@@ -222,4 +222,7 @@ async def _sse_frames(
             await events.aclose()
         leave()
     if error is not None:
-        yield f"data: {json.dumps(error_payload(error))}\n\n"
+        # "error" is the key `adk api_server` sends (google-adk's client raises on it);
+        # errorCode/errorMessage are what ADK's UI shows for a failed model call.
+        frame = {"error": str(error) or type(error).__name__, **error_payload(error)}
+        yield f"data: {json.dumps(frame, ensure_ascii=False)}\n\n"
