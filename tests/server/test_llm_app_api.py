@@ -81,7 +81,7 @@ def test_streamed_tool_turn_and_the_model_request_of_each_event(
 
         first = client.get(f"/debug/model_request/{events[0]['id']}").json()
         assert first["config"]["systemInstruction"].startswith("You give weather forecasts.")
-        assert [d["name"] for d in first["config"]["tools"][0]["function_declarations"]] == [
+        assert [d["name"] for d in first["config"]["tools"][0]["functionDeclarations"]] == [
             "get_weather"
         ]
         assert [c["role"] for c in first["contents"]] == ["user"]
