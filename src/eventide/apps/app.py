@@ -4,11 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from eventide._model import EventideModel
 from eventide.agents.base_agent import BaseAgent
 from eventide.errors import UsageError
 from eventide.plugins.base_plugin import BasePlugin
 
-__all__ = ["App"]
+__all__ = ["App", "ResumabilityConfig"]
+
+
+class ResumabilityConfig(EventideModel):
+    """Whether an app's invocations can be resumed after they stopped part-way.
+
+    google-adk's name for this setting, accepted so ADK apps load unchanged. Eventide
+    already resumes invocations paused for the user (long-running tools, confirmations,
+    credentials) from the session's events; ``is_resumable`` is kept on the ``App`` and the
+    ``Runner`` for the durable invocations (resume after a crash) built on it.
+
+    Attributes:
+        is_resumable: resume interrupted invocations of this app.
+    """
+
+    is_resumable: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -24,12 +40,14 @@ class App:
         root_agent: the agent that answers each turn.
         plugins: hooks applied to every agent, model and tool call.
         add_sessions_to_memory: add each finished invocation's session to memory.
+        resumability_config: see :class:`ResumabilityConfig`.
     """
 
     name: str
     root_agent: BaseAgent
     plugins: list[BasePlugin] = field(default_factory=list)
     add_sessions_to_memory: bool = False
+    resumability_config: ResumabilityConfig | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

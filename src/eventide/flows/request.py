@@ -30,6 +30,9 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
     request = LlmRequest(model=agent.canonical_model.model, config=config)
 
     instructions: list[str] = []
+    if agent.static_instruction is not None:
+        static = agent.static_instruction
+        instructions.append(static if isinstance(static, str) else static.text or "")
     root = agent.root_agent
     if isinstance(root, LlmAgent) and root.global_instruction:
         text, fill = await root.canonical_global_instruction(readonly)
@@ -56,6 +59,9 @@ async def build_request(agent: LlmAgent, ctx: InvocationContext) -> LlmRequest:
 
     if targets:
         tools.append(TransferToAgentTool([t.name for t in targets]))
+    for processor in (agent.planner, agent.code_executor):
+        if processor is not None:
+            processor.process_llm_request(request)
     if tools:
         tool_context = ToolContext(ctx)
         for tool in tools:

@@ -35,17 +35,23 @@ class PluginManager:
     """Holds a Runner's plugins and calls their hooks."""
 
     def __init__(self, plugins: Sequence[BasePlugin] = ()) -> None:
-        seen: set[str] = set()
+        self.plugins: tuple[BasePlugin, ...] = ()
+        self._chains: dict[str, tuple[Callable[..., Any], ...]] = {}
         for plugin in plugins:
-            if not isinstance(plugin, BasePlugin):
-                raise UsageError(
-                    f"Plugins must subclass eventide.BasePlugin; got {type(plugin).__name__}."
-                )
-            if plugin.name in seen:
-                raise UsageError(f"Two plugins are named {plugin.name!r}; names must be unique.")
-            seen.add(plugin.name)
-        self.plugins: tuple[BasePlugin, ...] = tuple(plugins)
-        self._chains: dict[str, tuple[Callable[..., Any], ...]] = {
+            self._check(plugin)
+            self.plugins += (plugin,)
+        self._build_chains()
+
+    def _check(self, plugin: BasePlugin) -> None:
+        if not isinstance(plugin, BasePlugin):
+            raise UsageError(
+                f"Plugins must subclass eventide.BasePlugin; got {type(plugin).__name__}."
+            )
+        if any(p.name == plugin.name for p in self.plugins):
+            raise UsageError(f"Two plugins are named {plugin.name!r}; names must be unique.")
+
+    def _build_chains(self) -> None:
+        self._chains = {
             hook: tuple(
                 getattr(p, hook)
                 for p in self.plugins
@@ -53,6 +59,26 @@ class PluginManager:
             )
             for hook in HOOKS
         }
+
+    def register_plugin(self, plugin: BasePlugin) -> None:
+        """Add ``plugin`` after the others (its name must be new); it runs from the next
+        hook call on."""
+        self._check(plugin)
+        self.plugins += (plugin,)
+        self._build_chains()
+
+    async def close(self) -> None:
+        """Close every plugin, in order; each one's failure is raised after all are closed."""
+        errors: list[Exception] = []
+        for plugin in self.plugins:
+            try:
+                await plugin.close()
+            except Exception as exc:
+                errors.append(exc)
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ExceptionGroup("Several plugins failed to close.", errors)
 
     def has(self, hook: str) -> bool:
         """True when some plugin overrides ``hook``."""
