@@ -170,8 +170,10 @@ class Runner:
                         if not event.invocation_id:
                             # Straight into the field: pydantic's __setattr__ costs microseconds.
                             event.__dict__["invocation_id"] = ctx.invocation_id
-                        await commit(session, event)
                         delta = event.actions.state_delta
+                        if delta:
+                            ctx.hold_temp_state(delta)
+                        await commit(session, event)
                         if delta:
                             ctx.forget_committed(delta)
                     if has_on_event:
@@ -355,6 +357,7 @@ class Runner:
         )
         if ctx.run_config.custom_metadata:
             _add_run_metadata(event, ctx.run_config.custom_metadata)
+        ctx.hold_temp_state(event.actions.state_delta)
         await self.session_service.append_event(ctx.session, event)
 
     def _agent_for_turn(self, ctx: InvocationContext) -> BaseAgent:
