@@ -31,7 +31,6 @@ from eventide.testing import ScriptedModel, tool_call_response
 from tests.conftest import IN_CI
 from tests.models.fake_provider_servers import FakeProviderServer, Reply
 
-
 # google-genai's aiohttp transport warns about itself on import.
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
