@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from eventide.artifacts.base_artifact_service import BaseArtifactService
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
+    from eventide.flows.contents import ContentsCache
     from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.sessions.base_session_service import BaseSessionService
@@ -56,9 +57,11 @@ class InvocationContext:
     """Everything about one invocation, as seen by the agent running now.
 
     Each agent gets its own copy (``agent`` and ``branch`` differ); the session, services
-    and invocation-wide flags are shared by all copies. Built by hand (to unit-test a
-    custom agent), it needs ``invocation_id``, ``agent``, ``session`` and
-    ``session_service``; the rest defaults (no plugins, a default ``RunConfig``).
+    and invocation-wide flags are shared by all copies. ``contents_cache`` is the Runner's
+    memo of built conversations (None: each model call builds its conversation anew).
+    Built by hand (to unit-test a custom agent), it needs ``invocation_id``, ``agent``,
+    ``session`` and ``session_service``; the rest defaults (no plugins, a default
+    ``RunConfig``).
     """
 
     invocation_id: str
@@ -72,6 +75,7 @@ class InvocationContext:
     user_content: types.Content | None = None
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None
+    contents_cache: ContentsCache | None = None
     _shared: _InvocationShared = field(default_factory=_InvocationShared)
 
     @property
@@ -113,6 +117,7 @@ class InvocationContext:
             user_content=self.user_content,
             run_config=self.run_config,
             branch=self.branch if branch is None else branch,
+            contents_cache=self.contents_cache,
             _shared=self._shared,
         )
 
