@@ -20,7 +20,7 @@ from eventide.agents.llm_agent import Agent, LlmAgent
 from eventide.agents.loop_agent import LoopAgent
 from eventide.agents.parallel_agent import ParallelAgent
 from eventide.agents.sequential_agent import SequentialAgent
-from eventide.apps.app import App
+from eventide.apps.app import App, ResumabilityConfig
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
@@ -74,7 +74,6 @@ _LAZY: dict[str, str] = {
     "OpenAILlm": "eventide.models.openai_llm",
     "PlanReActPlanner": "eventide.planners",
     "PluginManager": "eventide.plugins.plugin_manager",
-    "ResumabilityConfig": "eventide.apps.app",
     "SqlMemoryService": "eventide.memory.sql_memory_service",
     "SqlSessionService": "eventide.sessions.sql_session_service",
     "StdioConnectionParams": "eventide.tools.mcp_toolset",

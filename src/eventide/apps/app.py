@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from eventide._model import EventideModel
 from eventide.agents.base_agent import BaseAgent
 from eventide.errors import UsageError
 from eventide.plugins.base_plugin import BasePlugin
@@ -12,16 +11,15 @@ from eventide.plugins.base_plugin import BasePlugin
 __all__ = ["App", "ResumabilityConfig"]
 
 
-class ResumabilityConfig(EventideModel):
-    """Whether an app's invocations can be resumed after they stopped part-way.
-
-    google-adk's name for this setting, accepted so ADK apps load unchanged. Eventide
-    already resumes invocations paused for the user (long-running tools, confirmations,
-    credentials) from the session's events; ``is_resumable`` is kept on the ``App`` and the
-    ``Runner`` for the durable invocations (resume after a crash) built on it.
+@dataclass(slots=True, kw_only=True, frozen=True)
+class ResumabilityConfig:
+    """Whether an app's invocations can be resumed after a crash (google-adk's name).
 
     Attributes:
-        is_resumable: resume interrupted invocations of this app.
+        is_resumable: record, in each invocation's committed events, where the invocation
+            is (small markers: ``actions.agent_state`` before each step of a workflow agent,
+            ``actions.end_of_agent`` when an agent finishes), so ``Runner.resume_async``
+            can continue an unfinished invocation from its last committed event.
     """
 
     is_resumable: bool = False
@@ -40,7 +38,7 @@ class App:
         root_agent: the agent that answers each turn.
         plugins: hooks applied to every agent, model and tool call.
         add_sessions_to_memory: add each finished invocation's session to memory.
-        resumability_config: see :class:`ResumabilityConfig`.
+        resumability_config: make invocations resumable (see ``ResumabilityConfig``).
     """
 
     name: str
