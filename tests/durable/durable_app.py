@@ -74,7 +74,9 @@ class Probe:
             raise Crash(name)
         if self.kill_at == name:
             assert self.signal is not None
-            self.signal.write_text(name)
+            if self.signal.exists():
+                return  # already killed once (another worker process runs it again)
+            self.signal.write_text(f"{name} {os.getpid()}")
             time.sleep(60)  # the test kills the process long before this ends
             raise AssertionError(f"the test did not kill the process at {name}")
 

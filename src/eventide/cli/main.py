@@ -238,6 +238,53 @@ def _serve_options(command: Any) -> Any:
     return command
 
 
+@cli.command(epilog=_EPILOG)
+@click.argument("apps_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+@click.option(
+    "--database",
+    envvar="EVENTIDE_DBOS_DB",
+    required=True,
+    help="PostgreSQL URL of the DBOS tables (the invocation queue); the same for every "
+    "worker and server of one deployment.",
+)
+@click.option(
+    "--session-db",
+    envvar="EVENTIDE_SESSION_DB",
+    help="Database URL for sessions (default: --database).",
+)
+@click.option(
+    "--executor-id",
+    envvar="EVENTIDE_EXECUTOR_ID",
+    required=True,
+    help="This worker's id, unique among the workers (e.g. the host name and a number).",
+)
+@click.option("--concurrency", type=int, help="Invocations running at once, all workers.")
+@click.option("--worker-concurrency", type=int, help="Invocations running at once here.")
+def worker(
+    apps_dir: Path,
+    database: str,
+    session_db: str | None,
+    executor_id: str,
+    concurrency: int | None,
+    worker_concurrency: int | None,
+) -> None:
+    """Run the invocations queued for the apps in APPS_DIR (DBOS workers over PostgreSQL)."""
+    from eventide.cli.worker_command import run_worker
+
+    try:
+        run_worker(
+            apps_dir=apps_dir,
+            database=database,
+            session_db=session_db,
+            executor_id=executor_id,
+            concurrency=concurrency,
+            worker_concurrency=worker_concurrency,
+        )
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    sys.exit(EXIT_OK)
+
+
 @cli.command("api-server", epilog=_EPILOG)
 @_serve_options
 def api_server(**kwargs: Any) -> None:
