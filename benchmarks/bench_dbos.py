@@ -62,7 +62,12 @@ def worker_main(executor_id: str, database: str) -> None:
     from eventide.sessions import SqlSessionService
 
     worker = DbosWorker(
-        runner_factory=lambda _: Runner(app=_app(), session_service=SqlSessionService(database)),
+        runner_factory=lambda _: Runner(
+            app=_app(),
+            session_service=SqlSessionService(
+                database, engine_kwargs={"pool_size": 2, "max_overflow": 2}
+            ),
+        ),
         system_database_url=database,
         executor_id=executor_id,
     )
@@ -121,12 +126,16 @@ async def one_round(workers: int, invocations: int) -> float:
             queue.enqueue(app_name="bench", user_id="u", session_id=s, new_message="2 + 3?")
             for s in session_ids
         ]
+        deadline = time.monotonic() + 600
         while True:
-            done = queue._client.list_workflows(
-                workflow_ids=ids, status="SUCCESS", load_input=False, load_output=False
+            listed = queue._client.list_workflows(
+                workflow_ids=ids, load_input=False, load_output=False
             )
-            if len(done) == invocations:
+            statuses = [w.status for w in listed]
+            if statuses.count("SUCCESS") == invocations:
                 break
+            if "ERROR" in statuses or time.monotonic() > deadline:
+                raise RuntimeError(f"invocations did not all succeed: {statuses}")
             await asyncio.sleep(0.05)
         elapsed = time.perf_counter() - start
         for session_id in session_ids:
@@ -141,7 +150,11 @@ async def one_round(workers: int, invocations: int) -> float:
         for process in processes:
             process.send_signal(signal.SIGTERM)
         for process in processes:
-            process.communicate(timeout=60)
+            try:
+                process.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
         await sessions.close()
         await _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

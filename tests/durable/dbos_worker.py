@@ -56,7 +56,10 @@ def main(executor_id: str, database_url: str, worker_concurrency: str | None = N
 
     def runner_for(app_name: str) -> Runner:
         app = build_app(probe) if app_name == "durable_app" else quick_app(probe)
-        return Runner(app=app, session_service=SqlSessionService(database_url))
+        sessions = SqlSessionService(
+            database_url, engine_kwargs={"pool_size": 2, "max_overflow": 2}
+        )
+        return Runner(app=app, session_service=sessions)
 
     worker = DbosWorker(
         runner_factory=runner_for,

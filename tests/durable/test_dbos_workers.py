@@ -285,3 +285,54 @@ async def test_the_eventide_worker_command_runs_queued_invocations(
         queue.close()
         await sessions.close()
     assert process.returncode == 0, err
+
+
+async def test_the_api_server_runs_turns_on_the_workers(database: str, tmp_path: Path) -> None:
+    """Issue 17 (DBOS): an API server built with an invocation queue (`api-server --workers
+    dbos`) runs POST /run and /run_sse turns on a worker process, streaming the events the
+    worker commits; a missing session is still a 404."""
+    import httpx
+
+    from eventide.apps.services import build_services
+    from eventide.server.api_server import create_app
+    from tests.durable.dbos_worker import quick_app
+
+    workers = Workers(database, tmp_path)
+    services = build_services(session_db=database, artifact_root="memory:")
+    queue = InvocationQueue(database)
+    api = create_app(
+        apps={"quick": quick_app(Probe(tmp_path / "server-ledger"))},
+        services=services,
+        invocation_queue=queue,
+    )
+    try:
+        workers.start("w1")
+        session = await services.session_service.create_session(app_name="quick", user_id="u")
+        body = {
+            "appName": "quick",
+            "userId": "u",
+            "sessionId": session.id,
+            "newMessage": {"role": "user", "parts": [{"text": "2 + 3?"}]},
+        }
+        transport = httpx.ASGITransport(app=api)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            answer = await client.post("/run", json=body, timeout=60)
+            assert answer.status_code == 200, answer.text
+            texts = [
+                p["text"]
+                for e in answer.json()
+                for p in (e.get("content") or {}).get("parts", [])
+                if p.get("text")
+            ]
+            assert texts == ["done: {'sum': 5}"]
+            async with client.stream("POST", "/run_sse", json=body, timeout=60) as stream:
+                frames = [line async for line in stream.aiter_lines() if line.startswith("data:")]
+            assert any("done: {'sum': 5}" in frame for frame in frames)
+            missing = await client.post("/run", json={**body, "sessionId": "nope"}, timeout=60)
+            assert missing.status_code == 404
+        assert [line.split()[1] for line in workers.ledger_lines()] == ["add", "add"]
+        assert (tmp_path / "server-ledger").exists() is False  # the server ran no tool itself
+    finally:
+        workers.stop()
+        queue.close()
+        await services.close()

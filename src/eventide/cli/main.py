@@ -232,6 +232,19 @@ def _serve_options(command: Any) -> Any:
             help="An origin allowed to call the API from a browser (repeatable; '*' for any).",
         ),
         click.option("--trace", is_flag=True, help="Print OpenTelemetry spans to stderr."),
+        click.option(
+            "--workers",
+            type=click.Choice(["local", "dbos"]),
+            default="local",
+            show_default=True,
+            help="Where turns run: in this process, or enqueued for `eventide worker` "
+            "processes (DBOS over PostgreSQL; needs --session-db on the workers' database).",
+        ),
+        click.option(
+            "--dbos-db",
+            envvar="EVENTIDE_DBOS_DB",
+            help="With --workers dbos: PostgreSQL URL of the DBOS tables (default: --session-db).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -328,11 +341,14 @@ def _serve(
     auth_token: str | None,
     cors: tuple[str, ...],
     trace: bool,
+    workers: str,
+    dbos_db: str | None,
 ) -> None:
     console, errors = _consoles()
     try:
+        queue = _invocation_queue(workers, dbos_db, session_db)
         api, apps = _build_server(
-            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui
+            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui, queue
         )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
@@ -360,6 +376,7 @@ def _build_server(
     web: bool,
     console: Console,
     adk_ui: Path | None = None,
+    invocation_queue: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -411,8 +428,28 @@ def _build_server(
         cors_origins=list(cors) or None,
         web=web,
         adk_ui=adk_ui,
+        invocation_queue=invocation_queue,
     )
     return api, folders
+
+
+def _invocation_queue(workers: str, dbos_db: str | None, session_db: str | None) -> Any:
+    """The DBOS queue turns are enqueued on with ``--workers dbos`` (None for local turns)."""
+    if workers != "dbos":
+        return None
+    database = dbos_db or session_db
+    if database is None or not database.startswith(("postgresql", "postgres")):
+        raise UsageError(
+            "--workers dbos needs the workers' PostgreSQL database: pass --session-db "
+            "postgresql://... (and --dbos-db if DBOS's tables live elsewhere)."
+        )
+    try:
+        from eventide.durable.dbos_workers import InvocationQueue
+    except ImportError as exc:
+        raise UsageError(
+            "--workers dbos needs the dbos extra: pip install 'eventide[dbos]'."
+        ) from exc
+    return InvocationQueue(database)
 
 
 @cli.command()

@@ -150,6 +150,8 @@ class DbosWorker:
         worker_concurrency: the most on this worker at once (None: no limit).
         polling_interval: seconds between this worker's looks at the queue.
         liveness_interval: seconds between this worker's looks for dead workers' invocations.
+        pool_size: connections DBOS keeps to its database (the worker also holds 2 for its
+            liveness lock and checks; size PostgreSQL's max_connections for every worker).
     """
 
     runner_factory: RunnerFactory
@@ -159,6 +161,7 @@ class DbosWorker:
     worker_concurrency: int | None = None
     polling_interval: float = 0.1
     liveness_interval: float = 1.0
+    pool_size: int = 4
     _engine: sa.Engine | None = None
     _lock_connection: sa.Connection | None = None
     _stop: threading.Event | None = None
@@ -168,7 +171,9 @@ class DbosWorker:
         """Take this worker's liveness lock, launch DBOS, start dequeuing and watching."""
         global _factory
         url = _sync_url(self.system_database_url)
-        self._engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+        self._engine = sa.create_engine(
+            url.replace("postgresql://", "postgresql+psycopg://"), pool_size=2, max_overflow=0
+        )
         try:
             self._lock_connection = self._engine.connect()
         except sa.exc.OperationalError as exc:
@@ -185,6 +190,7 @@ class DbosWorker:
                 "name": _DBOS_APP_NAME,
                 "system_database_url": url,
                 "executor_id": self.executor_id,
+                "sys_db_pool_size": self.pool_size,
             }
         )
         DBOS.launch()
@@ -266,7 +272,9 @@ class InvocationQueue:
     def __init__(self, system_database_url: str) -> None:
         self._url = system_database_url
         try:
-            self._client = DBOSClient(system_database_url=_sync_url(system_database_url))
+            self._client = DBOSClient(
+                system_database_url=_sync_url(system_database_url), system_database_pool_size=2
+            )
         except sa.exc.OperationalError as exc:
             raise _unreachable(system_database_url, exc) from exc
 
