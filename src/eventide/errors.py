@@ -7,6 +7,8 @@
     │   ├── AgentTreeError                  bad agent name, duplicate name, agent with two parents
     │   ├── AgentNotFoundError (LookupError) no agent by that name in the tree
     │   ├── SessionNotFoundError (LookupError) no such session: create it first
+    │   ├── InvocationNotFoundError (LookupError) no such invocation in the session's history
+    │   ├── EventNotFoundError (LookupError) no such event in the session's history
     │   ├── InvalidStateValueError          a state value that cannot be stored as JSON
     │   ├── InvalidArtifactNameError        an empty artifact name, or one escaping its folder
     │   ├── RunnerClosedError               the Runner was used after close()
@@ -40,10 +42,12 @@ __all__ = [
     "ConfigurationError",
     "CorruptRecordError",
     "CredentialExchangeError",
+    "EventNotFoundError",
     "EventideError",
     "InternalError",
     "InvalidArtifactNameError",
     "InvalidStateValueError",
+    "InvocationNotFoundError",
     "LimitExceededError",
     "LlmCallsLimitExceededError",
     "McpConnectionError",
@@ -91,6 +95,25 @@ class SessionNotFoundError(UsageError, LookupError):
         self.app_name = app_name
         self.user_id = user_id
         self.session_id = session_id
+
+
+class InvocationNotFoundError(UsageError, LookupError):
+    """The invocation is not in the session's visible history (unknown, of another session,
+    or already rewound)."""
+
+    def __init__(self, message: str, *, session_id: str, invocation_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.invocation_id = invocation_id
+
+
+class EventNotFoundError(UsageError, LookupError):
+    """The event is not in the session's history."""
+
+    def __init__(self, message: str, *, session_id: str, event_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.event_id = event_id
 
 
 class InvalidStateValueError(UsageError, TypeError):

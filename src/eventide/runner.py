@@ -176,6 +176,60 @@ class Runner:
         if self.add_sessions_to_memory and self.memory_service is not None:
             await self.memory_service.add_session_to_memory(session)
 
+    async def rewind_async(
+        self, *, user_id: str, session_id: str, rewind_before_invocation_id: str
+    ) -> Event:
+        """Rewind the session to before an invocation: append an event that restores state
+        and artifacts to what they were then; the later turns stay in the log but no longer
+        reach the model (see :mod:`eventide.history.rewind`).
+
+        Returns:
+            The committed rewind event.
+
+        Raises:
+            SessionNotFoundError: the session does not exist.
+            InvocationNotFoundError: the invocation is unknown, of another session, or was
+                already rewound; nothing is written.
+        """
+        from eventide.history.rewind import rewind_session
+
+        return await rewind_session(
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            app_name=self.app_name,
+            user_id=user_id,
+            session_id=session_id,
+            rewind_before_invocation_id=rewind_before_invocation_id,
+        )
+
+    async def fork_session_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        up_to_event_id: str | None = None,
+        new_session_id: str | None = None,
+    ) -> Session:
+        """Copy the session up to and including ``up_to_event_id`` (all of it when None) into
+        a new session: its state then, its artifacts by version and its events (see
+        :mod:`eventide.history.fork`). Returns the new session.
+
+        Raises:
+            SessionNotFoundError: the session does not exist.
+            EventNotFoundError: the event is not in the session; nothing is created.
+        """
+        from eventide.history.fork import fork_session
+
+        return await fork_session(
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            app_name=self.app_name,
+            user_id=user_id,
+            session_id=session_id,
+            up_to_event_id=up_to_event_id,
+            new_session_id=new_session_id,
+        )
+
     def run(
         self,
         *,
