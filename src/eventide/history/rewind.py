@@ -32,7 +32,7 @@ from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.session import Session
 from eventide.state import State
 
-__all__ = ["RestorePoint", "restore_point", "rewind_session"]
+__all__ = ["RestorePoint", "Turn", "find_turn", "restore_point", "rewind_session", "turns_of"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -48,6 +48,60 @@ class RestorePoint:
 
     state: dict[str, Any]
     artifacts: dict[str, int | None]
+
+
+@dataclass(slots=True, kw_only=True)
+class Turn:
+    """One user turn still in a session's history (not rewound).
+
+    Attributes:
+        number: 1 for the session's first turn, 2 for the next, ...
+        invocation_id: the invocation the user's message started.
+        text: the user's message.
+    """
+
+    number: int
+    invocation_id: str
+    text: str
+
+
+def turns_of(events: Sequence[Event]) -> list[Turn]:
+    """The user turns of the session that are still in its history, in order."""
+    from eventide.history.model_view import rewound_positions
+
+    hidden = rewound_positions(events)
+    turns: list[Turn] = []
+    seen: set[str] = set()
+    for index, event in enumerate(events):
+        if (
+            index in hidden
+            or event.author != "user"
+            or event.content is None
+            or event.invocation_id in seen
+        ):
+            continue
+        seen.add(event.invocation_id)
+        text = " ".join(p.text for p in event.content.parts or () if p.text)
+        turns.append(Turn(number=len(turns) + 1, invocation_id=event.invocation_id, text=text))
+    return turns
+
+
+def find_turn(events: Sequence[Event], target: str) -> Turn:
+    """The turn ``target`` names: a turn number (``3``) or an invocation id.
+
+    Raises:
+        UsageError: no turn of the session has that number or invocation id.
+    """
+    turns = turns_of(events)
+    for turn in turns:
+        if target in (str(turn.number), turn.invocation_id):
+            return turn
+    if not turns:
+        raise UsageError(f"Cannot rewind to {target!r}: the session has no turns yet.")
+    raise UsageError(
+        f"No turn {target!r} in this session: give a turn number from 1 to {len(turns)} "
+        "or an invocation id of one of its turns."
+    )
 
 
 def restore_point(events: Sequence[Event], position: int) -> RestorePoint:
