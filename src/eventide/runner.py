@@ -34,6 +34,8 @@ from eventide.sessions.session import Session
 
 if TYPE_CHECKING:
     from eventide.auth.credential_service import BaseCredentialService
+    from eventide.history.compaction import EventsCompactionConfig
+    from eventide.models.base_llm import BaseLlm
 
 __all__ = ["InMemoryRunner", "Runner"]
 
@@ -57,6 +59,8 @@ class Runner:
         auto_create_session: create a missing session instead of raising.
         add_sessions_to_memory: after each invocation, add the session to the memory
             service (opt-in; needs ``memory_service``).
+        events_compaction_config: summarise older events every N invocations (taken from
+            ``app`` when given; see :mod:`eventide.history.compaction`).
     """
 
     def __init__(
@@ -72,8 +76,11 @@ class Runner:
         plugins: Sequence[BasePlugin] | None = None,
         auto_create_session: bool = False,
         add_sessions_to_memory: bool = False,
+        events_compaction_config: EventsCompactionConfig | None = None,
     ) -> None:
+        compaction = events_compaction_config
         if app is not None:
+            compaction = compaction or app.events_compaction_config
             if agent is not None or app_name not in (None, app.name):
                 raise UsageError("Pass either app=App(...) or app_name= and agent=, not both.")
             app_name, agent = app.name, app.root_agent
@@ -97,6 +104,11 @@ class Runner:
         self.plugin_manager = PluginManager(plugins or ())
         self.auto_create_session = auto_create_session
         self.add_sessions_to_memory = add_sessions_to_memory
+        self._compactor = None
+        if compaction is not None:
+            from eventide.history.compaction import Compactor
+
+            self._compactor = Compactor(compaction, default_llm=lambda: _root_model(agent))
         self._closed = False
         self._sync_loop: asyncio.AbstractEventLoop | None = None
 
@@ -173,6 +185,10 @@ class Runner:
                             event = replaced
                     yield event
         await plugins.run("after_run_callback", invocation_context=ctx)
+        if self._compactor is not None:
+            compacted = await self._compactor.after_invocation(self.session_service, session)
+            if compacted is not None:
+                yield compacted
         if self.add_sessions_to_memory and self.memory_service is not None:
             await self.memory_service.add_session_to_memory(session)
 
@@ -408,6 +424,18 @@ class InMemoryRunner(Runner):
             memory_service=InMemoryMemoryService(),
             plugins=plugins,
         )
+
+
+def _root_model(root: BaseAgent) -> BaseLlm:
+    """The model of the default compaction summarizer: the root agent's."""
+    from eventide.agents.llm_agent import LlmAgent
+
+    if not isinstance(root, LlmAgent):
+        raise UsageError(
+            f"Event compaction needs a summarizer: the root agent {root.name!r} is not an "
+            "LlmAgent, so pass EventsCompactionConfig(summarizer=LlmEventSummarizer(llm=...))."
+        )
+    return root.canonical_model
 
 
 def _check_unique_names(root: BaseAgent) -> None:

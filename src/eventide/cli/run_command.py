@@ -144,6 +144,7 @@ class _Chat:
             memory_service=services.memory_service,
             plugins=plugins,
             add_sessions_to_memory=self._app.add_sessions_to_memory,
+            events_compaction_config=self._app.events_compaction_config,
         )
         sessions = services.session_service
         session = None
