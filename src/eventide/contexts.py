@@ -120,6 +120,17 @@ class InvocationContext:
         if 0 < limit < shared.llm_calls:
             raise LlmCallsLimitExceededError(limit)
 
+    def hold_temp_state(self, delta: dict[str, Any]) -> None:
+        """Keep an event's ``temp:`` keys in the invocation's pending overlay.
+
+        Called before the event is committed (the commit strips ``temp:`` keys from its
+        ``state_delta``), so later agents of the same invocation read them even when they
+        were written straight into ``state_delta`` (``output_key``, a custom agent)."""
+        pending = self._shared.pending_state
+        for key, value in delta.items():
+            if key.startswith("temp:"):
+                pending[key] = value
+
     def forget_committed(self, delta: dict[str, Any]) -> None:
         """Drop pending entries that a just-committed ``state_delta`` made durable."""
         pending = self._shared.pending_state

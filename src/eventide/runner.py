@@ -173,8 +173,10 @@ class Runner:
                         if not event.invocation_id:
                             # Straight into the field: pydantic's __setattr__ costs microseconds.
                             event.__dict__["invocation_id"] = ctx.invocation_id
-                        await commit(session, event)
                         delta = event.actions.state_delta
+                        if delta:
+                            ctx.hold_temp_state(delta)
+                        await commit(session, event)
                         if delta:
                             ctx.forget_committed(delta)
                     if has_on_event:
@@ -360,6 +362,7 @@ class Runner:
             content=content,
             actions=EventActions(state_delta=dict(state_delta or {})),
         )
+        ctx.hold_temp_state(event.actions.state_delta)
         await self.session_service.append_event(ctx.session, event)
 
     def _agent_for_turn(self, ctx: InvocationContext) -> BaseAgent:

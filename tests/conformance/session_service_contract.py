@@ -24,6 +24,9 @@ from eventide.sessions.session import GetSessionConfig, Session
 
 __all__ = [
     "test_app_state_is_shared_by_the_apps_sessions_and_not_across_apps",
+    "test_blank_session_id_gets_a_fresh_id",
+    "test_negative_num_recent_events_is_refused",
+    "test_stale_copy_appending_a_stored_event_then_a_new_one",
     "test_append_assigns_id_and_timestamp",
     "test_append_to_a_missing_session_raises",
     "test_create_and_get_round_trip",
@@ -442,3 +445,55 @@ async def test_events_round_trip_exactly(session_service: BaseSessionService) ->
     assert fresh.events[1].content.parts[1].inline_data is not None
     assert fresh.events[1].content.parts[1].inline_data.data == bytes(range(256))
     assert fresh.events[0].long_running_tool_ids == {"call-1"}
+
+
+async def test_stale_copy_appending_a_stored_event_then_a_new_one(
+    session_service: BaseSessionService,
+) -> None:
+    """Contract (idempotent by event id; stale copies are brought up to date): a stale copy
+    that appends an event another copy already stored, then a new event, holds each event
+    once, in log order, like the stored log (regression: in memory the first event was
+    held twice)."""
+    session = await session_service.create_session(app_name=_app(), user_id="u")
+    stale = await _reload(session_service, session)
+    first = await session_service.append_event(session, _event("a", n=1))
+    await session_service.append_event(stale, Event.model_validate(first.model_dump()))
+    assert [e.id for e in stale.events] == [first.id]
+    second = await session_service.append_event(stale, _event("b", n=2))
+    assert [e.id for e in stale.events] == [first.id, second.id]
+    fresh = await _reload(session_service, session)
+    assert [e.id for e in fresh.events] == [first.id, second.id]
+    assert stale.state == fresh.state == {"n": 2}
+
+
+async def test_blank_session_id_gets_a_fresh_id(session_service: BaseSessionService) -> None:
+    """Contract (ids): a session_id that is empty or only whitespace means "no id given":
+    the session gets a fresh id, as with None (google-adk does the same); surrounding
+    whitespace of a real id is removed (regression: in memory "   " made a session with an
+    empty id)."""
+    app = _app()
+    blank = await session_service.create_session(app_name=app, user_id="u", session_id="   ")
+    empty = await session_service.create_session(app_name=app, user_id="u", session_id="")
+    assert blank.id.strip() and empty.id.strip() and blank.id != empty.id
+    padded = await session_service.create_session(app_name=app, user_id="u", session_id=" s1 ")
+    assert padded.id == "s1"
+    assert await session_service.get_session(app_name=app, user_id="u", session_id=blank.id)
+    listed = await session_service.list_sessions(app_name=app, user_id="u")
+    assert sorted(s.id for s in listed.sessions) == sorted([blank.id, empty.id, "s1"])
+
+
+async def test_negative_num_recent_events_is_refused(
+    session_service: BaseSessionService,
+) -> None:
+    """Contract (reads): num_recent_events must be >= 0 (0 returns no events, None all);
+    a negative value is refused with a clear error, on every backend (regression: memory
+    returned nothing, SQLite raised)."""
+    session = await session_service.create_session(app_name=_app(), user_id="u")
+    await session_service.append_event(session, _event(n=1))
+    with pytest.raises(ValueError, match="num_recent_events"):
+        GetSessionConfig(num_recent_events=-1)
+    bypassed = GetSessionConfig.model_construct(num_recent_events=-1)
+    with pytest.raises(UsageError, match="num_recent_events"):
+        await session_service.get_session(
+            app_name=session.app_name, user_id="u", session_id=session.id, config=bypassed
+        )

@@ -14,7 +14,12 @@ from eventide.sessions.base_session_service import (
     BaseSessionService,
     apply_delta_to_scopes,
 )
-from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
+from eventide.sessions.session import (
+    GetSessionConfig,
+    ListSessionsResponse,
+    Session,
+    check_session_config,
+)
 from eventide.state import check_json_value
 
 __all__ = ["InMemorySessionService"]
@@ -48,7 +53,7 @@ class InMemorySessionService(BaseSessionService):
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
     ) -> Session:
-        sid = session_id.strip() if session_id else new_id()
+        sid = session_id.strip() if session_id and session_id.strip() else new_id()
         key = (app_name, user_id, sid)
         if key in self._sessions:
             raise UsageError(
@@ -77,6 +82,8 @@ class InMemorySessionService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> Session | None:
+        if config is not None:
+            check_session_config(config)
         record = self._sessions.get((app_name, user_id, session_id))
         if record is None:
             return None
@@ -126,7 +133,10 @@ class InMemorySessionService(BaseSessionService):
             session.state = fresh.state
             session.events.extend(record.events[session.log_position :])
         if event.id in record.event_ids:
-            return  # a retried append: the event is already in the log (ids are idempotent)
+            # A retried append: the event is already in the log (ids are idempotent). The
+            # copy now reflects the whole log (it was folded in above).
+            session.__dict__["log_position"] = len(record.events)
+            return
         delta = event.actions.state_delta
         if delta:
             # One pass over the delta: copy containers (so the caller's objects never alias
@@ -166,7 +176,7 @@ class InMemorySessionService(BaseSessionService):
                 events = [e for e in events if e.timestamp >= config.after_timestamp]
             if config.num_recent_events is not None:
                 n = config.num_recent_events
-                events = events[-n:] if n > 0 else []
+                events = events[-n:] if n else []
         session = Session(
             id=session_id,
             app_name=app_name,

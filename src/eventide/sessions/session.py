@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from eventide._model import EventideModel
+from eventide.errors import UsageError
 from eventide.events import Event
 
-__all__ = ["GetSessionConfig", "ListSessionsResponse", "Session"]
+__all__ = ["GetSessionConfig", "ListSessionsResponse", "Session", "check_session_config"]
 
 
 class Session(EventideModel):
@@ -54,6 +55,24 @@ class GetSessionConfig(EventideModel):
 
     num_recent_events: int | None = None
     after_timestamp: float | None = None
+
+    @field_validator("num_recent_events")
+    @classmethod
+    def _not_negative(cls, value: int | None) -> int | None:
+        if value is not None and value < 0:
+            raise ValueError(_NEGATIVE_RECENT.format(value))
+        return value
+
+
+_NEGATIVE_RECENT = "num_recent_events must be >= 0 (0 returns no events, None all of them), got {}."
+
+
+def check_session_config(config: GetSessionConfig) -> None:
+    """Refuse a config built without validation (``model_construct``) that asks for a
+    negative number of events, the same way on every backend."""
+    n = config.num_recent_events
+    if n is not None and n < 0:
+        raise UsageError(_NEGATIVE_RECENT.format(n))
 
 
 class ListSessionsResponse(EventideModel):

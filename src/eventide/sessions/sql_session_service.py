@@ -74,7 +74,12 @@ from eventide.errors import (
 )
 from eventide.events import Event
 from eventide.sessions.base_session_service import BaseSessionService, prepare_event_for_commit
-from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
+from eventide.sessions.session import (
+    GetSessionConfig,
+    ListSessionsResponse,
+    Session,
+    check_session_config,
+)
 from eventide.sessions.sql_session_store import (
     AppendOutcome,
     AppendRequest,
@@ -193,19 +198,17 @@ class SqlSessionService(BaseSessionService):
         config: GetSessionConfig | None = None,
     ) -> Session | None:
         store = await self._open()
-        num_recent = config.num_recent_events if config is not None else None
-        if num_recent is not None and num_recent < 0:
-            raise UsageError(f"num_recent_events must be >= 0, got {num_recent}.")
         if config is None:
             return await self._get_whole_session(store, app_name, user_id, session_id)
+        check_session_config(config)
         loaded = await store.load(
             app_name=app_name,
             user_id=user_id,
             session_id=session_id,
             after_seq=None,
             upto_seq=None,
-            num_recent=num_recent,
-            after_timestamp=config.after_timestamp if config is not None else None,
+            num_recent=config.num_recent_events,
+            after_timestamp=config.after_timestamp,
         )
         if loaded is None:
             return None

@@ -13,6 +13,13 @@ running one SQLite transaction. Where it runs:
   and for WAL checkpoints (which fsync). So the event loop never waits on a lock or a disk
   flush.
 
+Every transaction checks, just before it commits (and every read before it answers), that
+the file its connection holds is still the file at the store's path (same device and inode).
+When the file or its folder was deleted, moved or replaced, the connection would go on
+writing to an unlinked file no later process can read; instead the operation fails with
+``BackendError``, nothing is acknowledged, and the connection is dropped, so the next
+operation opens whatever database is at the path then (migrating it when it is new).
+
 Neither place belongs to an event loop, so the store works from any loop, one after another.
 Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``), so several processes queue
 on the lock instead of failing on a lock upgrade; every read-modify-write of state happens
@@ -22,6 +29,7 @@ under that lock.
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -102,6 +110,16 @@ _EVENTS_AFTER_TIME = (
 _CHECKPOINT_EVERY = 500
 
 
+class _Connection(sqlite3.Connection):
+    """A connection that remembers which file (device, inode) it opened."""
+
+    identity: tuple[int, int] = (0, 0)
+
+
+class _FileGoneError(Exception):
+    """The connection's file is no longer the file at the store's path."""
+
+
 class SqliteSessionStore:
     """Sessions in a SQLite file (WAL journal).
 
@@ -124,14 +142,16 @@ class SqliteSessionStore:
         self._inline_lock = threading.Lock()
         self._inline_writes = synchronous == "NORMAL"
         self._commits_since_checkpoint = 0
+        # Files (device, inode) whose schema this store has brought up to date.
+        self._migrated_files: set[tuple[int, int]] = set()
 
     # --- where an operation runs ---
     async def _run(self, fn: Callable[..., _T], *args: Any, write: bool = True) -> _T:
         """Run ``fn(conn, *args)`` inline when it cannot wait, else on the store's thread."""
         if (self._inline_writes or not write) and self._inline_lock.acquire(blocking=False):
             try:
-                conn = self._inline_conn or self._open_inline()
                 try:
+                    conn = self._inline_conn or self._open_inline()
                     result = fn(conn, *args)
                 except sqlite3.OperationalError as exc:
                     if not _is_busy(exc):
@@ -139,6 +159,9 @@ class SqliteSessionStore:
                     # Another process holds the write lock: wait for it on the thread.
                 except sqlite3.Error as exc:
                     raise self._backend_error(exc) from exc
+                except _FileGoneError as exc:
+                    self._drop_inline()
+                    raise self._file_gone_error() from exc
                 else:
                     if write:
                         self._after_inline_commit()
@@ -150,12 +173,41 @@ class SqliteSessionStore:
             return await loop.run_in_executor(self._executor, self._on_thread, fn, args)
         except sqlite3.Error as exc:
             raise self._backend_error(exc) from exc
+        except _FileGoneError as exc:
+            raise self._file_gone_error() from exc
 
     def _on_thread(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
         conn = self._thread_conn
         if conn is None:
             conn = self._thread_conn = self._open(timeout=self._busy_timeout)
-        return fn(conn, *args)
+        try:
+            return fn(conn, *args)
+        except _FileGoneError:
+            self._thread_conn = None
+            conn.close()
+            raise
+
+    def _drop_inline(self) -> None:
+        conn, self._inline_conn = self._inline_conn, None
+        if conn is not None:
+            conn.close()
+
+    def _check_file(self, conn: sqlite3.Connection) -> None:
+        """Raise _FileGoneError unless ``conn``'s file is still the one at the path."""
+        try:
+            st = os.stat(self._path)
+        except FileNotFoundError:
+            raise _FileGoneError from None
+        if (st.st_dev, st.st_ino) != getattr(conn, "identity", None):
+            raise _FileGoneError
+
+    def _file_gone_error(self) -> BackendError:
+        return BackendError(
+            f"The SQLite database file {self._path!r} is no longer the file this store "
+            "opened: it (or its folder) was deleted, moved or replaced. Nothing of this "
+            "operation was committed. Put the database back (or let the next operation "
+            "start a new one at that path, once its folder exists)."
+        )
 
     def _backend_error(self, exc: sqlite3.Error) -> BackendError:
         return BackendError(
@@ -171,9 +223,19 @@ class SqliteSessionStore:
             isolation_level=None,  # explicit BEGIN IMMEDIATE / COMMIT
             check_same_thread=False,  # the inline connection follows the running loop
             cached_statements=256,
+            factory=_Connection,
         )
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            st = os.stat(self._path)
+            conn.identity = (st.st_dev, st.st_ino)
+            if self._migrated_files and conn.identity not in self._migrated_files:
+                # A new file at the path (the old one went away): bring it up to date.
+                self._migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def _open_inline(self) -> sqlite3.Connection:
@@ -191,11 +253,12 @@ class SqliteSessionStore:
             # (the WAL just grows until the next one), and nothing awaits it.
             self._executor.submit(self._on_thread, _checkpoint, ())
 
-    @staticmethod
-    def _transaction(conn: sqlite3.Connection, body: Callable[[], _T]) -> _T:
+    def _transaction(self, conn: sqlite3.Connection, body: Callable[[], _T]) -> _T:
         conn.execute("BEGIN IMMEDIATE")
         try:
             result = body()
+            if conn.in_transaction:
+                self._check_file(conn)
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -237,7 +300,9 @@ class SqliteSessionStore:
                 )
             return found
 
-        return self._transaction(conn, body)
+        found = self._transaction(conn, body)
+        self._migrated_files.add(getattr(conn, "identity", (0, 0)))
+        return found
 
     # --- operations ---
     async def create(
@@ -314,6 +379,7 @@ class SqliteSessionStore:
         num_recent: int | None,
         after_timestamp: float | None,
     ) -> LoadedSession | None:
+        self._check_file(conn)
         row = conn.execute(_SESSION_WITH_STATES, (app_name, user_id, session_id)).fetchone()
         if row is None:
             return None
@@ -399,6 +465,8 @@ class SqliteSessionStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             outcome = self._append_locked(conn, r)
+            if conn.in_transaction:
+                self._check_file(conn)
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
