@@ -81,7 +81,9 @@ async def bench_backend(
     )
     app_name = f"bench_{uuid.uuid4().hex[:8]}"
     app = App(
-        name=app_name, root_agent=LlmAgent(name="notes", model=model), events_compaction_config=config
+        name=app_name,
+        root_agent=LlmAgent(name="notes", model=model),
+        events_compaction_config=config,
     )
     runner = Runner(app=app, session_service=service)
     for sid in ("small", "big"):

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from eventide.artifacts.base_artifact_service import BaseArtifactService
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
+    from eventide.flows.contents import ContentsCache
     from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.sessions.base_session_service import BaseSessionService
@@ -50,7 +51,8 @@ class InvocationContext:
     """Everything about one invocation, as seen by the agent running now.
 
     Each agent gets its own copy (``agent`` and ``branch`` differ); the session, services
-    and invocation-wide flags are shared by all copies.
+    and invocation-wide flags are shared by all copies. ``contents_cache`` is the Runner's
+    memo of built conversations (None: each model call builds its conversation anew).
     """
 
     invocation_id: str
@@ -64,6 +66,7 @@ class InvocationContext:
     user_content: types.Content | None = None
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None
+    contents_cache: ContentsCache | None = None
     _shared: _InvocationShared = field(default_factory=_InvocationShared)
 
     @property
@@ -105,6 +108,7 @@ class InvocationContext:
             user_content=self.user_content,
             run_config=self.run_config,
             branch=self.branch if branch is None else branch,
+            contents_cache=self.contents_cache,
             _shared=self._shared,
         )
 

@@ -15,6 +15,7 @@
     │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
     │   └── AppLoadError                    an agent app that cannot be found or imported
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
+    │   └── ToolArgumentsError (ValueError)  a tool call's arguments do not match the tool
     ├── ModelError                          the model provider reported an error or failed
     ├── CredentialExchangeError             an OAuth2 token endpoint refused or failed an exchange
     ├── ToolError                           a tool raised; ``__cause__`` holds the original
@@ -58,6 +59,7 @@ __all__ = [
     "SchemaVersionError",
     "SessionNotFoundError",
     "StaleSessionError",
+    "ToolArgumentsError",
     "ToolError",
     "UsageError",
 ]
@@ -153,6 +155,12 @@ class AppLoadError(UsageError):
 
 class ModelBehaviorError(EventideError):
     """The model produced output Eventide cannot use (malformed JSON, schema mismatch)."""
+
+
+class ToolArgumentsError(ModelBehaviorError, ValueError):
+    """The model's arguments do not match a tool's parameters. The flow answers the call
+    with this message so the model can correct itself; it reaches the caller only when a
+    tool is called directly (``FunctionTool.validate_args``)."""
 
 
 class ModelError(EventideError):

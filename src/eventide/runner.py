@@ -16,17 +16,19 @@ from typing import TYPE_CHECKING, Any
 from eventide import types
 from eventide._ids import new_invocation_id
 from eventide.agents.base_agent import BaseAgent
+from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import InvocationContext
 from eventide.errors import AgentTreeError, RunnerClosedError, SessionNotFoundError, UsageError
 from eventide.events import Event, EventActions
-from eventide.flows.contents import REQUEST_CREDENTIAL_FUNCTION
+from eventide.flows.contents import ContentsCache
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.plugins.plugin_manager import PluginManager
+from eventide.protocol import REQUEST_CREDENTIAL_FUNCTION, USER_AUTHOR
 from eventide.run_config import RunConfig
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
@@ -102,6 +104,9 @@ class Runner:
         self.memory_service = memory_service
         self.credential_service = credential_service
         self.plugin_manager = PluginManager(plugins or ())
+        # Runtime state, not configuration: the conversations built so far, per session,
+        # branch and agent, so a long session costs only its new events per model call.
+        self._contents_cache = ContentsCache()
         self.auto_create_session = auto_create_session
         self.add_sessions_to_memory = add_sessions_to_memory
         self._compactor = None
@@ -149,12 +154,13 @@ class Runner:
             credential_service=self.credential_service,
             plugin_manager=self.plugin_manager,
             run_config=run_config or _DEFAULT_RUN_CONFIG,
+            contents_cache=self._contents_cache,
         )
         plugins = self.plugin_manager
         if new_message is not None or state_delta:
             await self._append_user_event(ctx, new_message, state_delta)
 
-        early = await plugins.run("before_run_callback", invocation_context=ctx)
+        early = await plugins.before_run_callback(invocation_context=ctx)
         if early is not None:
             event = Event(
                 invocation_id=ctx.invocation_id,
@@ -165,7 +171,7 @@ class Runner:
             yield event
         else:
             ctx.agent = self._agent_for_turn(ctx)
-            has_on_event = plugins.has("on_event_callback")
+            has_on_event = plugins.overrides(BasePlugin.on_event_callback)
             commit = self.session_service.append_event
             async with aclosing(ctx.agent.run_async(ctx)) as events:
                 async for event in events:
@@ -180,13 +186,13 @@ class Runner:
                         if delta:
                             ctx.forget_committed(delta)
                     if has_on_event:
-                        replaced = await plugins.run(
-                            "on_event_callback", invocation_context=ctx, event=event
+                        replaced = await plugins.on_event_callback(
+                            invocation_context=ctx, event=event
                         )
                         if replaced is not None:
                             event = replaced
                     yield event
-        await plugins.run("after_run_callback", invocation_context=ctx)
+        await plugins.after_run_callback(invocation_context=ctx)
         if self._compactor is not None:
             compacted = await self._compactor.after_invocation(self.session_service, session)
             if compacted is not None:
@@ -349,8 +355,8 @@ class Runner:
             content = types.to_content(new_message)
             if content.role is None:
                 content = content.model_copy(update={"role": "user"})
-            replaced = await self.plugin_manager.run(
-                "on_user_message_callback", invocation_context=ctx, user_message=content
+            replaced = await self.plugin_manager.on_user_message_callback(
+                invocation_context=ctx, user_message=content
             )
             if replaced is not None:
                 content = types.to_content(replaced)
@@ -358,7 +364,7 @@ class Runner:
             ctx.user_content = content
         event = Event(
             invocation_id=ctx.invocation_id,
-            author="user",
+            author=USER_AUTHOR,
             content=content,
             actions=EventActions(state_delta=dict(state_delta or {})),
         )
@@ -373,8 +379,6 @@ class Runner:
         answered keeps the conversation if it may transfer back up to the root
         (``LlmAgent`` routing), else the root agent answers.
         """
-        from eventide.agents.routing import agent_for_turn
-
         return agent_for_turn(self.agent, ctx)
 
 

@@ -14,6 +14,8 @@ from eventide._callbacks import call_chain, to_chain
 from eventide.contexts import CallbackContext, InvocationContext
 from eventide.errors import AgentTreeError, EventideError
 from eventide.events import Event
+from eventide.plugins.base_plugin import BasePlugin
+from eventide.protocol import USER_AUTHOR
 
 __all__ = ["AgentCallback", "BaseAgent"]
 
@@ -115,7 +117,9 @@ class BaseAgent(BaseModel):
         """
         ctx = parent_context.for_agent(self)
         plugins = ctx.plugin_manager
-        if self.before_agent_callback is not None or plugins.has("before_agent_callback"):
+        if self.before_agent_callback is not None or plugins.overrides(
+            BasePlugin.before_agent_callback
+        ):
             event, skip = await self._before_agent(ctx)
             if event is not None:
                 yield event
@@ -126,7 +130,9 @@ class BaseAgent(BaseModel):
                 yield event
         if ctx.end_invocation:
             return
-        if self.after_agent_callback is not None or plugins.has("after_agent_callback"):
+        if self.after_agent_callback is not None or plugins.overrides(
+            BasePlugin.after_agent_callback
+        ):
             event = await self._after_agent(ctx)
             if event is not None:
                 yield event
@@ -141,8 +147,8 @@ class BaseAgent(BaseModel):
 
     async def _before_agent(self, ctx: InvocationContext) -> tuple[Event | None, bool]:
         callback_context = CallbackContext(ctx)
-        content = await ctx.plugin_manager.run(
-            "before_agent_callback", agent=self, callback_context=callback_context
+        content: Any = await ctx.plugin_manager.before_agent_callback(
+            agent=self, callback_context=callback_context
         )
         if content is None:
             content = await call_chain(
@@ -156,8 +162,8 @@ class BaseAgent(BaseModel):
 
     async def _after_agent(self, ctx: InvocationContext) -> Event | None:
         callback_context = CallbackContext(ctx)
-        content = await ctx.plugin_manager.run(
-            "after_agent_callback", agent=self, callback_context=callback_context
+        content: Any = await ctx.plugin_manager.after_agent_callback(
+            agent=self, callback_context=callback_context
         )
         if content is None:
             content = await call_chain(
@@ -187,7 +193,7 @@ def _check_name(name: str) -> None:
             f"Agent name {name!r} is not a valid identifier: use letters, digits and "
             "underscores, not starting with a digit (e.g. 'billing_agent')."
         )
-    if name == "user":
+    if name == USER_AUTHOR:
         raise AgentTreeError(
             "An agent cannot be named 'user': that name is reserved for the end user's events."
         )

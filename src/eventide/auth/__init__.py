@@ -24,9 +24,7 @@ from eventide.auth.auth_handler import (
     store_auth_response,
 )
 from eventide.auth.credential_service import BaseCredentialService, InMemoryCredentialService
-
-REQUEST_CREDENTIAL_FUNCTION = "eventide_request_credential"
-"""The name of the function call that asks the client for a credential."""
+from eventide.protocol import REQUEST_CREDENTIAL_FUNCTION
 
 __all__ = [
     "REQUEST_CREDENTIAL_FUNCTION",

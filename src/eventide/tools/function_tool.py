@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from eventide import types
+from eventide.errors import ToolArgumentsError
 from eventide.tools.base_tool import BaseTool
 
 if TYPE_CHECKING:
@@ -30,10 +31,6 @@ _CONTEXT_PARAM = "tool_context"
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 _SECTION = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?|Attributes)\s*:\s*$")
-
-
-class ToolArgumentsError(ValueError):
-    """The model's arguments do not match the tool's parameters (sent back to the model)."""
 
 
 class FunctionTool(BaseTool):
