@@ -20,7 +20,7 @@ from eventide.agents.llm_agent import Agent, LlmAgent
 from eventide.agents.loop_agent import LoopAgent
 from eventide.agents.parallel_agent import ParallelAgent
 from eventide.agents.sequential_agent import SequentialAgent
-from eventide.apps.app import App
+from eventide.apps.app import App, ResumabilityConfig
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
@@ -123,6 +123,7 @@ __all__ = [
     "OpenAILlm",
     "ParallelAgent",
     "ReadonlyContext",
+    "ResumabilityConfig",
     "RunConfig",
     "Runner",
     "SequentialAgent",

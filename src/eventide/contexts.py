@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from eventide.artifacts.base_artifact_service import BaseArtifactService
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
+    from eventide.durable.log import ResumeScope
     from eventide.flows.contents import ContentsCache
     from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
     from eventide.plugins.plugin_manager import PluginManager
@@ -44,6 +45,7 @@ class _InvocationShared:
     pending_state: dict[str, Any] = field(default_factory=dict)
     llm_calls: int = 0
     end_invocation: bool = False
+    resumable: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -53,6 +55,8 @@ class InvocationContext:
     Each agent gets its own copy (``agent`` and ``branch`` differ); the session, services
     and invocation-wide flags are shared by all copies. ``contents_cache`` is the Runner's
     memo of built conversations (None: each model call builds its conversation anew).
+    ``resume`` is set while an agent continues an unfinished invocation: the part of the
+    committed log it resumes from.
     """
 
     invocation_id: str
@@ -67,6 +71,7 @@ class InvocationContext:
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None
     contents_cache: ContentsCache | None = None
+    resume: ResumeScope | None = None
     _shared: _InvocationShared = field(default_factory=_InvocationShared)
 
     @property
@@ -89,6 +94,15 @@ class InvocationContext:
         self._shared.end_invocation = value
 
     @property
+    def resumable(self) -> bool:
+        """Whether this invocation records where it is, so it can be resumed after a crash."""
+        return self._shared.resumable
+
+    @resumable.setter
+    def resumable(self, value: bool) -> None:
+        self._shared.resumable = value
+
+    @property
     def pending_state(self) -> dict[str, Any]:
         """Writes made during the invocation but not yet committed (for dirty reads)."""
         return self._shared.pending_state
@@ -109,6 +123,7 @@ class InvocationContext:
             run_config=self.run_config,
             branch=self.branch if branch is None else branch,
             contents_cache=self.contents_cache,
+            resume=self.resume,
             _shared=self._shared,
         )
 

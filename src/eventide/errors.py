@@ -9,6 +9,7 @@
     │   ├── SessionNotFoundError (LookupError) no such session: create it first
     │   ├── InvocationNotFoundError (LookupError) no such invocation in the session's history
     │   ├── EventNotFoundError (LookupError) no such event in the session's history
+    │   ├── ResumeError                     an invocation that cannot be resumed (finished, ...)
     │   ├── InvalidStateValueError          a state value that cannot be stored as JSON
     │   ├── InvalidArtifactNameError        an empty artifact name, or one escaping its folder
     │   ├── RunnerClosedError               the Runner was used after close()
@@ -55,6 +56,7 @@ __all__ = [
     "ModelBehaviorError",
     "ModelError",
     "RecordTooLargeError",
+    "ResumeError",
     "RunnerClosedError",
     "SchemaVersionError",
     "SessionNotFoundError",
@@ -100,13 +102,13 @@ class SessionNotFoundError(UsageError, LookupError):
 
 
 class InvocationNotFoundError(UsageError, LookupError):
-    """The invocation is not in the session's visible history (unknown, of another session,
-    or already rewound)."""
+    """The session has no such invocation to rewind to or resume (it is unknown, of another
+    session, or was already rewound)."""
 
-    def __init__(self, message: str, *, session_id: str, invocation_id: str) -> None:
+    def __init__(self, message: str, *, invocation_id: str, session_id: str = "") -> None:
         super().__init__(message)
-        self.session_id = session_id
         self.invocation_id = invocation_id
+        self.session_id = session_id
 
 
 class EventNotFoundError(UsageError, LookupError):
@@ -130,6 +132,15 @@ class InvalidStateValueError(UsageError, TypeError):
         self.key = key
         self.path = path
         self.value_type = value_type
+
+
+class ResumeError(UsageError):
+    """An invocation cannot be resumed (finished, paused for the user, not resumable, or
+    the agent tree no longer matches its events); the message says what to do instead."""
+
+    def __init__(self, message: str, *, invocation_id: str) -> None:
+        super().__init__(message)
+        self.invocation_id = invocation_id
 
 
 class InvalidArtifactNameError(UsageError):

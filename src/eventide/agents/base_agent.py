@@ -116,6 +116,16 @@ class BaseAgent(BaseModel):
         Each yielded event is committed by the Runner before this generator resumes.
         """
         ctx = parent_context.for_agent(self)
+        if ctx.resumable:
+            from eventide.durable.agents import run_resumably
+
+            # The agent the Runner started for the turn (a fan-out's branch context also
+            # names its agent, but is on a branch).
+            top = parent_context.agent is self and parent_context.branch is None
+            async with aclosing(run_resumably(self, ctx, top=top)) as resumable_events:
+                async for resumable_event in resumable_events:
+                    yield resumable_event
+            return
         plugins = ctx.plugin_manager
         if self.before_agent_callback is not None or plugins.overrides(
             BasePlugin.before_agent_callback

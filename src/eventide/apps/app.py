@@ -12,7 +12,21 @@ from eventide.plugins.base_plugin import BasePlugin
 if TYPE_CHECKING:
     from eventide.history.compaction import EventsCompactionConfig
 
-__all__ = ["App"]
+__all__ = ["App", "ResumabilityConfig"]
+
+
+@dataclass(slots=True, kw_only=True, frozen=True)
+class ResumabilityConfig:
+    """Whether an app's invocations can be resumed after a crash (google-adk's name).
+
+    Attributes:
+        is_resumable: record, in each invocation's committed events, where the invocation
+            is (small markers: ``actions.agent_state`` before each step of a workflow agent,
+            ``actions.end_of_agent`` when an agent finishes), so ``Runner.resume_async``
+            can continue an unfinished invocation from its last committed event.
+    """
+
+    is_resumable: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -30,6 +44,7 @@ class App:
         add_sessions_to_memory: add each finished invocation's session to memory.
         events_compaction_config: summarise older events every N invocations, so the model's
             context stays bounded (see :mod:`eventide.history.compaction`).
+        resumability_config: make invocations resumable (see ``ResumabilityConfig``).
     """
 
     name: str
@@ -37,6 +52,7 @@ class App:
     plugins: list[BasePlugin] = field(default_factory=list)
     add_sessions_to_memory: bool = False
     events_compaction_config: EventsCompactionConfig | None = None
+    resumability_config: ResumabilityConfig | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -1,10 +1,10 @@
-"""The ``eventide`` command: scaffold, chat with and serve agent apps.
+"""The ``eventide`` command: scaffold, chat with, evaluate and serve agent apps.
 
 Exit codes (the same for every command, so scripts can rely on them):
 
 - 0: success.
 - 1: a runtime error: the model reported an error, a tool or the app's code failed, a
-  storage backend failed.
+  storage backend failed; for ``eval``: a case did not pass.
 - 2: a usage error: bad options, an unknown or broken app, a bad database URL, a model that
   is not configured.
 - 130: interrupted (Ctrl-C) during ``run``; servers exit 0 after a graceful shutdown.
@@ -35,7 +35,7 @@ __all__ = ["cli", "main"]
 
 _EPILOG = """\b
 Exit codes: 0 ok; 1 runtime error (model error event, tool or app failure,
-storage failure); 2 usage error (bad option, unknown or broken app, bad URL,
+storage failure) or a failed eval; 2 usage error (bad option, unknown or broken app, bad URL,
 model not configured); 130 interrupted.
 
 \b
@@ -161,6 +161,58 @@ def run(
     except Exception as exc:
         raise _Failure(f"{type(exc).__name__}: {exc}") from exc
     sys.exit(code)
+
+
+@cli.command("eval", epilog=_EPILOG)
+@click.argument("app")
+@click.argument("eval_set", metavar="EVALSET")
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="NAME=THRESHOLD",
+    help="Score this metric with this threshold (repeatable): tool_trajectory_avg_score, "
+    "response_match_score. Default: both, at 1.0 and 0.8.",
+)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help='Thresholds as {"criteria": {"metric": threshold}}. Default: test_config.json '
+    "beside the eval set, if any.",
+)
+@click.option("--details", is_flag=True, help="Show every turn, not only failing cases'.")
+@click.option("--no-save", is_flag=True, help="Do not store the result in the app's folder.")
+def eval_(
+    app: str,
+    eval_set: str,
+    metrics: tuple[str, ...],
+    config: Path | None,
+    details: bool,
+    no_save: bool,
+) -> None:
+    """Run the eval set EVALSET against APP and report each case.
+
+    EVALSET is an .evalset.json file or the id of an eval set in the app's folder
+    (google-adk's format); add :case1,case2 to run only those cases. Each case replays
+    its conversation in a fresh in-memory session and scores every turn's tool calls and
+    final response. Exit code 0 when every case passes, 1 when one does not.
+    """
+    from eventide.cli.eval_command import EvalOptions, run_eval_command
+
+    console, _ = _consoles()
+    options = EvalOptions(
+        app=app,
+        eval_set=eval_set,
+        metrics=metrics,
+        config=config,
+        details=details,
+        save=not no_save,
+    )
+    try:
+        passed = run_eval_command(options, console)
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    sys.exit(EXIT_OK if passed else EXIT_ERROR)
 
 
 def _serve_options(command: Any) -> Any:

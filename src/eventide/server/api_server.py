@@ -26,6 +26,7 @@ from eventide.memory.in_memory_memory_service import InMemoryMemoryService
 from eventide.server.app_registry import AppRegistry, ServicesLike
 from eventide.server.artifact_routes import add_artifact_routes
 from eventide.server.bearer_auth import BearerAuthMiddleware
+from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.run_routes import InflightTurns, add_run_routes
@@ -156,6 +157,7 @@ def create_app(
     add_run_routes(api, registry, inflight)
     add_artifact_routes(api, registry)
     add_history_routes(api, registry)
+    add_eval_routes(api, registry)
 
     open_prefixes: tuple[str, ...] = ()
     if web:

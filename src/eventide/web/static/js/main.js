@@ -1,6 +1,7 @@
 // The dev UI: pick an app and a session, chat (streaming over /run_sse), inspect events.
 
 import { ApiError, AuthRequired, api, getToken, runSse, setToken } from "./api.js";
+import { evalsTab } from "./evals.js";
 import { callSignature, eventKind, eventText, statesAfterEvents } from "./events.js";
 import { historyActions, markRewound } from "./history.js";
 import { chatRows, h, jsonView, kindBadge, timelineItem } from "./render.js";
@@ -227,7 +228,7 @@ function renderInspector() {
   for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.tab === ui.tab);
   const box = $("inspector");
   const event = selectedEvent();
-  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab }[ui.tab];
+  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab, evals: evalsView }[ui.tab];
   box.replaceChildren(...view(event));
 }
 
@@ -325,6 +326,10 @@ function artifactsTab() {
       h("li", {}, h("button", { type: "button", class: "link", onclick: () => show(name) }, name)))),
     viewer,
   ];
+}
+
+function evalsView() {
+  return evalsTab({ app: ui.app, user: ui.user, session: ui.session, guarded, setStatus });
 }
 
 // --- token dialog ---
