@@ -61,14 +61,14 @@ def test_turns_then_rewind_then_a_new_turn(client: httpx.Client) -> None:
     assert [(t["number"], t["text"]) for t in turns] == [(1, "one"), (2, "two"), (3, "three")]
 
     response = client.post(
-        f"{url}/rewind", json={"rewindBeforeInvocationId": turns[1]["invocation_id"]}
+        f"{url}/rewind", json={"rewindBeforeInvocationId": turns[1]["invocationId"]}
     )
 
     assert response.status_code == 200, response.text
     event = response.json()
     assert event["author"] == "user"
-    assert event["actions"]["rewind_before_invocation_id"] == turns[1]["invocation_id"]
-    assert event["actions"]["state_delta"] == {
+    assert event["actions"]["rewindBeforeInvocationId"] == turns[1]["invocationId"]
+    assert event["actions"]["stateDelta"] == {
         "last": "one",
         "app:last": "one",
         "user:last": "one",

@@ -251,19 +251,38 @@ def _serve_options(command: Any) -> Any:
 @_serve_options
 def api_server(**kwargs: Any) -> None:
     """Serve the apps in APPS_DIR over HTTP (/run, /run_sse, sessions, artifacts)."""
-    _serve(web=False, **kwargs)
+    _serve(web=False, adk_ui=None, **kwargs)
 
 
 @cli.command(epilog=_EPILOG)
 @_serve_options
-def web(**kwargs: Any) -> None:
+@click.option(
+    "--adk-ui",
+    is_flag=True,
+    help="Serve the dev UI of an installed google-adk instead of Eventide's own.",
+)
+@click.option(
+    "--adk-python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --adk-ui: the Python of another environment that has google-adk.",
+)
+def web(adk_ui: bool, adk_python: Path | None, **kwargs: Any) -> None:
     """Serve the apps in APPS_DIR with the dev web UI at http://HOST:PORT/dev-ui/."""
-    _serve(web=True, **kwargs)
+    ui_folder = None
+    if adk_ui or adk_python is not None:
+        from eventide.server.adk_ui import find_adk_ui
+
+        try:
+            ui_folder = find_adk_ui(adk_python)
+        except UsageError as exc:
+            raise _UsageFailure(str(exc)) from exc
+    _serve(web=True, adk_ui=ui_folder, **kwargs)
 
 
 def _serve(
     *,
     web: bool,
+    adk_ui: Path | None,
     apps_dir: Path,
     host: str,
     port: int,
@@ -274,7 +293,9 @@ def _serve(
 ) -> None:
     console, errors = _consoles()
     try:
-        api, apps = _build_server(apps_dir, session_db, auth_token, cors, trace, web, console)
+        api, apps = _build_server(
+            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui
+        )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
     from eventide.server.serve import serve
@@ -300,6 +321,7 @@ def _build_server(
     trace: bool,
     web: bool,
     console: Console,
+    adk_ui: Path | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -350,6 +372,7 @@ def _build_server(
         auth_token=auth_token,
         cors_origins=list(cors) or None,
         web=web,
+        adk_ui=adk_ui,
     )
     return api, folders
 

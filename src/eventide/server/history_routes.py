@@ -6,12 +6,11 @@
 - ``POST .../sessions/{session_id}/fork`` with ``{"up_to_event_id": "...",
   "new_session_id": "..."}`` (both optional): copy the session into a new one and return it.
 
-Body keys may be camelCase (``rewindBeforeInvocationId``, ``upToEventId``, ``newSessionId``).
+Body keys may be snake_case or camelCase (``rewindBeforeInvocationId``, ``upToEventId``,
+``newSessionId``); answers are camelCase, as every route's.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from fastapi import FastAPI, HTTPException, Response
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -76,7 +75,7 @@ def add_history_routes(api: FastAPI, registry: AppRegistry) -> None:
         tags=["history"],
         responses={404: {"description": "No such app or session."}},
     )
-    async def list_turns(app_name: str, user_id: str, session_id: str) -> list[dict[str, Any]]:
+    async def list_turns(app_name: str, user_id: str, session_id: str) -> Response:
         """The user's turns still in the session's history, numbered from 1."""
         known_app(registry, app_name)
         session = await sessions.get_session(
@@ -84,10 +83,12 @@ def add_history_routes(api: FastAPI, registry: AppRegistry) -> None:
         )
         if session is None:
             raise HTTPException(404, detail=_no_session(app_name, user_id, session_id))
-        return [
-            {"number": t.number, "invocation_id": t.invocation_id, "text": t.text}
-            for t in turns_of(session.events)
-        ]
+        return json_response(
+            [
+                TurnInfo(number=t.number, invocation_id=t.invocation_id, text=t.text)
+                for t in turns_of(session.events)
+            ]
+        )
 
     @api.post(
         _SESSION + "/rewind",

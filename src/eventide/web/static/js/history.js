@@ -16,8 +16,8 @@ export function rewoundIds(events) {
   const firstOf = new Map();
   const hidden = new Set();
   events.forEach((event, index) => {
-    if (event.invocation_id && !firstOf.has(event.invocation_id)) firstOf.set(event.invocation_id, index);
-    const target = event.actions?.rewind_before_invocation_id;
+    if (event.invocationId && !firstOf.has(event.invocationId)) firstOf.set(event.invocationId, index);
+    const target = event.actions?.rewindBeforeInvocationId;
     if (target && !hidden.has(event.id) && firstOf.has(target)) {
       for (let i = firstOf.get(target); i <= index; i += 1) hidden.add(events[i].id);
     }
@@ -39,17 +39,17 @@ export function markRewound(list, events) {
 // Buttons for the selected event: rewind to before its turn, fork the session up to it.
 // `where` is {app, user, sessionId, events}; `done` gets {rewound} or {forkedId}.
 export function historyActions(event, where, run, done) {
-  if (!event || event.pending || !event.invocation_id || event.author === "server") return null;
+  if (!event || event.pending || !event.invocationId || event.author === "server") return null;
   const rewound = rewoundIds(where.events).has(event.id);
   const path = sessionPath(where.app, where.user, where.sessionId);
   const rewind = async () => {
     const result = await run(() =>
-      postJson(`${path}/rewind`, { rewind_before_invocation_id: event.invocation_id }),
+      postJson(`${path}/rewind`, { rewindBeforeInvocationId: event.invocationId }),
     );
     if (result) await done({ rewound: result });
   };
   const fork = async () => {
-    const result = await run(() => postJson(`${path}/fork`, { up_to_event_id: event.id }));
+    const result = await run(() => postJson(`${path}/fork`, { upToEventId: event.id }));
     if (result) await done({ forkedId: result.id });
   };
   return h(
