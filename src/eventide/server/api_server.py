@@ -30,8 +30,8 @@ from eventide.server.artifact_routes import add_artifact_routes
 from eventide.server.bearer_auth import BearerAuthMiddleware
 from eventide.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from eventide.server.eval_routes import add_eval_routes
-from eventide.server.info_routes import add_info_routes
 from eventide.server.history_routes import add_history_routes
+from eventide.server.info_routes import add_info_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.run_routes import InflightTurns, add_run_routes
 from eventide.server.session_routes import add_session_routes
