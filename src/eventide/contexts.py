@@ -48,6 +48,12 @@ class _InvocationShared:
     resumable: bool = False
 
 
+def _no_plugins() -> PluginManager:
+    from eventide.plugins.plugin_manager import PluginManager
+
+    return PluginManager()
+
+
 @dataclass(slots=True, kw_only=True)
 class InvocationContext:
     """Everything about one invocation, as seen by the agent running now.
@@ -57,13 +63,16 @@ class InvocationContext:
     memo of built conversations (None: each model call builds its conversation anew).
     ``resume`` is set while an agent continues an unfinished invocation: the part of the
     committed log it resumes from.
+    Built by hand (to unit-test a custom agent), it needs ``invocation_id``, ``agent``,
+    ``session`` and ``session_service``; the rest defaults (no plugins, a default
+    ``RunConfig``).
     """
 
     invocation_id: str
     agent: BaseAgent
     session: Session
     session_service: BaseSessionService
-    plugin_manager: PluginManager
+    plugin_manager: PluginManager = field(default_factory=_no_plugins)
     artifact_service: BaseArtifactService | None = None
     memory_service: BaseMemoryService | None = None
     credential_service: BaseCredentialService | None = None
@@ -178,6 +187,21 @@ class ReadonlyContext:
         return self._invocation_context.invocation_id
 
     @property
+    def user_id(self) -> str:
+        """The user of the session."""
+        return self._invocation_context.session.user_id
+
+    @property
+    def app_name(self) -> str:
+        """The app of the session."""
+        return self._invocation_context.session.app_name
+
+    @property
+    def run_config(self) -> RunConfig:
+        """The invocation's settings."""
+        return self._invocation_context.run_config
+
+    @property
     def agent_name(self) -> str:
         """The name of the agent running now."""
         return self._invocation_context.agent.name
@@ -289,6 +313,29 @@ class CallbackContext(ReadonlyContext):
         return await ictx.memory_service.search_memory(
             app_name=ictx.app_name, user_id=ictx.user_id, query=query
         )
+
+    async def add_session_to_memory(self) -> None:
+        """Add this session (as committed so far) to the memory service."""
+        ictx = self._invocation_context
+        if ictx.memory_service is None:
+            raise ConfigurationError(
+                "This Runner has no memory service. Pass memory_service=... to Runner "
+                "(InMemoryMemoryService() or a SQL memory service) to add sessions to memory."
+            )
+        await ictx.memory_service.add_session_to_memory(ictx.session)
+
+    async def save_credential(self, auth_config: AuthConfig) -> None:
+        """Store the credential in ``auth_config.exchanged_auth_credential`` with the
+        Runner's credential service, under ``auth_config.credential_key``."""
+        from eventide.auth import save_credential
+
+        await save_credential(self._invocation_context, auth_config)
+
+    async def load_credential(self, auth_config: AuthConfig) -> AuthCredential | None:
+        """The stored credential for ``auth_config``, or None."""
+        from eventide.auth import load_credential
+
+        return await load_credential(self._invocation_context, auth_config)
 
 
 class ToolContext(CallbackContext):

@@ -9,7 +9,8 @@ always resumes after its event is committed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterator, Sequence
+import threading
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +95,7 @@ class Runner:
             resumability = app.resumability_config
             resumable = resumability is not None and resumability.is_resumable
         else:
+            resumability = None
             resumable = False
         if app_name is None or agent is None:
             raise UsageError("Runner needs app_name= and agent= (or app=App(...)).")
@@ -117,8 +119,10 @@ class Runner:
         self.auto_create_session = auto_create_session
         self.add_sessions_to_memory = add_sessions_to_memory
         self.resumable = resumable
+        self.resumability_config = resumability
         self._closed = False
         self._sync_loop: asyncio.AbstractEventLoop | None = None
+        self._worker: _WorkerLoop | None = None
 
     async def run_async(
         self,
@@ -282,8 +286,11 @@ class Runner:
                 ctx.agent = self._agent_for_turn(ctx)
             has_on_event = plugins.overrides(BasePlugin.on_event_callback)
             commit = self.session_service.append_event
+            metadata = ctx.run_config.custom_metadata
             async with aclosing(ctx.agent.run_async(ctx)) as events:
                 async for event in events:
+                    if metadata:
+                        _add_run_metadata(event, metadata)
                     if not event.partial:
                         if not event.invocation_id:
                             # Straight into the field: pydantic's __setattr__ costs microseconds.
@@ -317,25 +324,24 @@ class Runner:
         state_delta: dict[str, Any] | None = None,
         run_config: RunConfig | None = None,
     ) -> Iterator[Event]:
-        """The synchronous convenience over :meth:`run_async`, for scripts and notebooks'
-        plain cells. Breaking out of the loop early cancels the invocation cleanly.
+        """The synchronous convenience over :meth:`run_async`, for scripts and notebooks.
+        Breaking out of the loop early cancels the invocation cleanly.
 
         It runs the invocation on a private event loop kept by this Runner (so services that
-        hold connections keep working across calls); inside a running event loop use
-        ``async for event in runner.run_async(...)`` instead.
+        hold connections keep working across calls). Called where an event loop is already
+        running (a notebook cell, an async test), it runs that private loop on a worker
+        thread and blocks until each event is committed, as google-adk does; there,
+        ``async for event in runner.run_async(...)`` is the better choice.
         """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            pass
+            loop = self._sync_loop
+            if loop is None or loop.is_closed():
+                loop = self._sync_loop = asyncio.new_event_loop()
+            step: Callable[[Awaitable[Any]], Any] = loop.run_until_complete
         else:
-            raise UsageError(
-                "Runner.run() cannot be called from a running event loop; use "
-                "`async for event in runner.run_async(...)` there."
-            )
-        loop = self._sync_loop
-        if loop is None or loop.is_closed():
-            loop = self._sync_loop = asyncio.new_event_loop()
+            step = self._worker_loop().run
         events = self.run_async(
             user_id=user_id,
             session_id=session_id,
@@ -346,25 +352,80 @@ class Runner:
         try:
             while True:
                 try:
-                    event = loop.run_until_complete(anext(events))
+                    event = step(anext(events))
                 except StopAsyncIteration:
                     return
                 yield event
         finally:
-            loop.run_until_complete(events.aclose())
+            step(events.aclose())
             # Let finalizers of generators the caller's code left open run now, on this
             # loop, rather than be destroyed pending.
-            loop.run_until_complete(asyncio.sleep(0))
+            step(asyncio.sleep(0))
+
+    def _worker_loop(self) -> _WorkerLoop:
+        worker = self._worker
+        if worker is None or worker.closed:
+            worker = self._worker = _WorkerLoop()
+        return worker
+
+    async def run_debug(
+        self,
+        user_messages: str | list[str],
+        *,
+        user_id: str = "debug_user_id",
+        session_id: str = "debug_session_id",
+        run_config: RunConfig | None = None,
+        quiet: bool = False,
+        verbose: bool = False,
+    ) -> list[Event]:
+        """Send one or more messages in one session (created when missing) and return the
+        agents' events; unless ``quiet``, print each answer as ``author > text`` (with
+        ``verbose``, tool calls and results too). For trying an agent out, not for apps.
+        """
+        if isinstance(user_messages, str):
+            user_messages = [user_messages]
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            await self.session_service.create_session(
+                app_name=self.app_name, user_id=user_id, session_id=session_id
+            )
+        collected: list[Event] = []
+        for message in user_messages:
+            async with aclosing(
+                self.run_async(
+                    user_id=user_id,
+                    session_id=session_id,
+                    new_message=message,
+                    run_config=run_config,
+                )
+            ) as events:
+                async for event in events:
+                    if event.partial:
+                        continue
+                    collected.append(event)
+                    if not quiet:
+                        _print_debug(event, verbose=verbose)
+        return collected
 
     async def close(self) -> None:
-        """Close the runner: toolsets of its agents are closed; later runs raise."""
+        """Close the runner: its agents' toolsets and its plugins are closed; later runs
+        raise."""
         if self._closed:
             return
         self._closed = True
-        for agent in self.agent.walk():
-            closer = getattr(agent, "close", None)
-            if closer is not None:
-                await closer()
+        try:
+            for agent in self.agent.walk():
+                closer = getattr(agent, "close", None)
+                if closer is not None:
+                    await closer()
+            await self.plugin_manager.close()
+        finally:
+            worker = self._worker
+            if worker is not None:
+                self._worker = None
+                worker.stop()
 
     def close_sync(self) -> None:
         """Close the runner from synchronous code (after using :meth:`run`)."""
@@ -422,6 +483,8 @@ class Runner:
             content=content,
             actions=EventActions(state_delta=dict(state_delta or {})),
         )
+        if ctx.run_config.custom_metadata:
+            _add_run_metadata(event, ctx.run_config.custom_metadata)
         if self.resumable:
             _mark_started(event)
         ctx.hold_temp_state(event.actions.state_delta)
@@ -467,6 +530,53 @@ async def _store_credentials(ctx: InvocationContext, content: types.Content) -> 
             )
         redacted.append(part)
     return types.Content(role=content.role, parts=redacted)
+
+
+def _add_run_metadata(event: Event, metadata: dict[str, Any]) -> None:
+    """Put ``RunConfig.custom_metadata`` on ``event`` (its own entries win on a clash)."""
+    own = event.custom_metadata
+    event.custom_metadata = {**metadata, **own} if own else dict(metadata)
+
+
+class _WorkerLoop:
+    """An event loop on its own thread, for ``Runner.run()`` called inside a running loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.closed = False
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="eventide-runner-run", daemon=True
+        )
+        self._thread.start()
+
+    def run(self, awaitable: Awaitable[Any]) -> Any:
+        """Run ``awaitable`` on the worker loop and wait for its result."""
+
+        async def wrapper() -> Any:
+            return await awaitable
+
+        return asyncio.run_coroutine_threadsafe(wrapper(), self.loop).result()
+
+    def stop(self) -> None:
+        """Stop the loop and its thread."""
+        if self.closed:
+            return
+        self.closed = True
+        self.run(self.loop.shutdown_asyncgens())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join()
+        self.loop.close()
+
+
+def _print_debug(event: Event, *, verbose: bool) -> None:
+    text = event.text
+    if text:
+        print(f"{event.author} > {text}")
+    if verbose:
+        for call in event.get_function_calls():
+            print(f"{event.author} > [call] {call.name}({call.args or {}})")
+        for response in event.get_function_responses():
+            print(f"{event.author} > [result] {response.name}: {response.response}")
 
 
 def _mark_started(event: Event) -> None:

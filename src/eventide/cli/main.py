@@ -368,6 +368,43 @@ def _build_server(
     return api, folders
 
 
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Change nothing; exit 1 when a file would change (for CI).",
+)
+def migrate(path: Path, check: bool) -> None:
+    """Rewrite the google-adk imports of the Python files under PATH to Eventide.
+
+    Prints each change and every use it could not map, with the reason. Exit codes: 0
+    done (or, with --check, nothing to change); 1 with --check, files would change;
+    2 usage error.
+    """
+    from eventide.cli.migrate import migrate_path
+
+    console, errors = _consoles()
+    reports = migrate_path(path, write=not check)
+    changed = [r for r in reports if r.new_source is not None]
+    verb = "would change" if check else "changed"
+    for report in reports:
+        if report.error is not None:
+            errors.print(Text(f"{report.path}: {report.error}", style="yellow"))
+        for change in report.changes:
+            console.print(Text(f"{report.path}:{change.line}: {change.old}  ->  {change.new}"))
+        for use in report.unmapped:
+            console.print(
+                Text(f"{report.path}:{use.line}: not mapped: {use.code}: {use.reason}", "yellow")
+            )
+    unmapped = sum(len(r.unmapped) for r in reports)
+    console.print(
+        f"{len(reports)} file(s) read, {len(changed)} {verb}, {unmapped} use(s) not mapped."
+    )
+    if check and changed:
+        raise SystemExit(EXIT_ERROR)
+
+
 def main(argv: list[str] | None = None) -> None:
     """The console entry point (``eventide = eventide.cli.main:main``)."""
     # A terminal with an ASCII locale must not turn an arrow in the output into a crash.

@@ -180,7 +180,12 @@ def _to_event(
 
 
 def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest) -> None:
-    """Give calls ids, mark long-running calls, and store the answer under ``output_key``."""
+    """Let the planner shape the parts, give calls ids, mark long-running calls, and store
+    the answer under ``output_key``."""
+    planner = agent.planner
+    if planner is not None and event.content is not None and event.content.parts:
+        parts = planner.process_response_parts(event.content.parts)
+        event.content = event.content.model_copy(update={"parts": parts})
     calls = event.get_function_calls()
     if calls:
         if not all(call.id for call in calls):
