@@ -25,10 +25,12 @@ from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
+from eventide.plugins.base_plugin import BasePlugin
 from eventide.server.app_registry import AppRegistry, ServicesLike
 from eventide.server.artifact_routes import add_artifact_routes
 from eventide.server.bearer_auth import BearerAuthMiddleware
 from eventide.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from eventide.server.dev_routes import add_dev_routes
 from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
 from eventide.server.info_routes import add_info_routes
@@ -36,6 +38,7 @@ from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.run_routes import InflightTurns, add_run_routes
 from eventide.server.session_routes import add_session_routes
+from eventide.server.trace_store import TraceStore, build_trace_recording
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.web import STATIC_DIR as WEB_STATIC
@@ -70,6 +73,7 @@ def create_app(
     web: bool = False,
     adk_ui: str | Path | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    traces: bool = True,
     invocation_queue: InvocationQueue | None = None,
 ) -> FastAPI:
     """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
@@ -94,6 +98,9 @@ def create_app(
             own: the built dev UI of an installed google-adk (see
             :func:`eventide.server.adk_ui.find_adk_ui`). Implies ``web``.
         max_body_bytes: request bodies longer than this are refused with a 413.
+        traces: record each turn's spans in memory (when the OpenTelemetry SDK is
+            installed) and serve them on ``/dev/apps/{app}/debug/trace/...`` for the dev
+            UIs' trace views.
         invocation_queue: run ``/run`` and ``/run_sse`` turns on DBOS workers through this
             queue (``eventide.durable.dbos_workers``) instead of in this process; the
             services must use the workers' session database.
@@ -112,7 +119,16 @@ def create_app(
     owns_services = services is None
     resolved = services if services is not None else _default_services(folder)
     recorder = ModelRequestRecorder()
-    registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=[recorder])
+    plugins: list[BasePlugin] = [recorder]
+    trace_store: TraceStore | None = None
+    if traces:
+        trace_store = TraceStore()
+        recording = build_trace_recording(trace_store)
+        if recording is None:
+            trace_store = None
+        else:
+            plugins.extend(recording)
+    registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=plugins)
     inflight = InflightTurns()
 
     @asynccontextmanager
@@ -178,6 +194,7 @@ def create_app(
     add_artifact_routes(api, registry)
     add_history_routes(api, registry)
     add_eval_routes(api, registry)
+    add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
 
     open_prefixes: tuple[str, ...] = ()
     if web or adk_ui is not None:
