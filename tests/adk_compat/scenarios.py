@@ -371,6 +371,240 @@ async def app_resumability_config_is_accepted(fw: Framework, tmp: Path) -> None:
     await run_turn(fw, runner, "x")
 
 
+def function_responses(events: list[Any]) -> list[tuple[str, Any]]:
+    return [
+        (p.function_response.name, p.function_response.response)
+        for e in events
+        if e.content
+        for p in e.content.parts or []
+        if p.function_response
+    ]
+
+
+@scenario
+async def non_dict_tool_callback_results_are_wrapped(fw: Framework, tmp: Path) -> None:
+    """A before_tool_callback / after_tool_callback / on_tool_error_callback returning a
+    non-dict value (a string) is wrapped as {"result": value} and becomes the tool's
+    response (customer-service's guard returns a string)."""
+
+    def guarded(item: str) -> dict[str, Any]:
+        """Guarded tool."""
+        return {"item": item}
+
+    def failing(item: str) -> dict[str, Any]:
+        """Failing tool."""
+        raise RuntimeError("boom")
+
+    def plain(item: str) -> dict[str, Any]:
+        """Plain tool."""
+        return {"item": item}
+
+    def before(tool: Any, args: dict[str, Any], tool_context: Any) -> Any:
+        return "blocked by policy" if tool.name == "guarded" else None
+
+    def after(tool: Any, args: dict[str, Any], tool_context: Any, tool_response: Any) -> Any:
+        return 42 if tool.name == "plain" else None
+
+    def on_error(tool: Any, args: dict[str, Any], tool_context: Any, error: Exception) -> Any:
+        return f"recovered from {error}"
+
+    model = scripted_model(
+        fw,
+        [
+            [
+                {"call": "guarded", "args": {"item": "a"}},
+                {"call": "failing", "args": {"item": "b"}},
+                {"call": "plain", "args": {"item": "c"}},
+            ],
+            "done",
+        ],
+    )
+    agent = fw.LlmAgent(
+        name="a",
+        model=model,
+        tools=[guarded, failing, plain],
+        before_tool_callback=before,
+        after_tool_callback=after,
+        on_tool_error_callback=on_error,
+    )
+    events = await run_turn(fw, fw.InMemoryRunner(agent=agent, app_name="app"), "go")
+    assert function_responses(events) == [
+        ("guarded", {"result": "blocked by policy"}),
+        ("failing", {"result": "recovered from boom"}),
+        ("plain", {"result": 42}),
+    ]
+    assert events[-1].content.parts[0].text == "done"
+
+
+@scenario
+async def escalate_in_a_loop_lets_the_agent_finish_its_turn(fw: Framework, tmp: Path) -> None:
+    """A tool that sets escalate inside a LoopAgent: the agent still gets its final answer
+    from the model (and output_key is written), then the loop ends (no more iterations,
+    later sub-agents of the loop do not run)."""
+
+    def approve(tool_context: Any) -> dict[str, Any]:
+        """Approve and stop the loop."""
+        tool_context.actions.escalate = True
+        return {"approved": True}
+
+    model = scripted_model(fw, [{"call": "approve"}, "Final verdict: approved."])
+    critic = fw.LlmAgent(name="critic", model=model, tools=[approve], output_key="verdict")
+    after = fw.LlmAgent(name="after", model=scripted_model(fw, ["should not run"]))
+    loop = fw.LoopAgent(name="loop", sub_agents=[critic, after], max_iterations=3)
+    runner = fw.InMemoryRunner(agent=loop, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    events = await run_turn(fw, runner, "review", session_id=session.id)
+    texts = [
+        (e.author, e.content.parts[0].text) for e in events if e.content and e.content.parts[0].text
+    ]
+    assert texts == [("critic", "Final verdict: approved.")]
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored.state["verdict"] == "Final verdict: approved."
+    assert len(requests_of(model)) == 2
+
+
+@scenario
+async def long_running_tool_initial_result_goes_to_the_model(fw: Framework, tmp: Path) -> None:
+    """LongRunningFunctionTool: its initial result ({"status": "pending"}) is sent to the
+    model, which answers in the same turn; the call event is a final response with the call
+    in long_running_tool_ids; a later user message carrying the real result continues."""
+
+    def ask_approval(amount: int) -> dict[str, Any]:
+        """Ask a manager to approve a refund."""
+        return {"status": "pending", "ticket": "t-1"}
+
+    model = scripted_model(
+        fw,
+        [
+            {"call": "ask_approval", "args": {"amount": 50}},
+            "Your refund is waiting for approval.",
+            "Your refund was approved.",
+        ],
+    )
+    agent = fw.LlmAgent(
+        name="refunds", model=model, tools=[fw.LongRunningFunctionTool(func=ask_approval)]
+    )
+    runner = fw.InMemoryRunner(agent=agent, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    events = await run_turn(fw, runner, "refund 50", session_id=session.id)
+    call_event = events[0]
+    [call] = [p.function_call for p in call_event.content.parts if p.function_call]
+    assert call_event.long_running_tool_ids == {call.id}
+    assert call_event.is_final_response()
+    assert function_responses(events) == [("ask_approval", {"status": "pending", "ticket": "t-1"})]
+    assert events[-1].content.parts[0].text == "Your refund is waiting for approval."
+    sent = requests_of(model)[1].contents[-1].parts[0].function_response
+    assert sent.response == {"status": "pending", "ticket": "t-1"}
+    assert len(requests_of(model)) == 2
+
+    types = fw.types
+    answer = types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=call.id, name="ask_approval", response={"status": "approved"}
+                )
+            )
+        ],
+    )
+    later = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message=answer)
+    ]
+    assert later[-1].content.parts[0].text == "Your refund was approved."
+    # The model sees the call answered by the real result (the pending one is replaced).
+    history = requests_of(model)[2].contents
+    answers = [
+        p.function_response.response for c in history for p in c.parts if p.function_response
+    ]
+    assert answers == [{"status": "approved"}]
+    call_at = next(i for i, c in enumerate(history) if c.parts[0].function_call)
+    assert history[call_at + 1].parts[0].function_response.response == {"status": "approved"}
+
+
+@scenario
+async def custom_tool_get_declaration_is_declared(fw: Framework, tmp: Path) -> None:
+    """A BaseTool subclass that overrides _get_declaration() is declared to the model and
+    called with the model's arguments."""
+    types = fw.types
+
+    class Lookup(fw.BaseTool):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__(name="lookup", description="Look a word up.")
+
+        def _get_declaration(self) -> Any:
+            return types.FunctionDeclaration(
+                name=self.name,
+                description=self.description,
+                parameters=types.Schema(
+                    type="OBJECT", properties={"word": types.Schema(type="STRING")}
+                ),
+            )
+
+        async def run_async(self, *, args: dict[str, Any], tool_context: Any) -> Any:
+            return {"meaning": f"meaning of {args['word']}"}
+
+    model = scripted_model(fw, [{"call": "lookup", "args": {"word": "tide"}}, "ok"])
+    agent = fw.LlmAgent(name="a", model=model, tools=[Lookup()])
+    events = await run_turn(fw, fw.InMemoryRunner(agent=agent, app_name="app"), "tide?")
+    declarations = [
+        d.name
+        for t in requests_of(model)[0].config.tools or []
+        for d in t.function_declarations or []
+    ]
+    assert declarations == ["lookup"]
+    assert function_responses(events) == [("lookup", {"meaning": "meaning of tide"})]
+
+
+@scenario
+async def tool_context_found_by_annotation(fw: Framework, tmp: Path) -> None:
+    """A function tool's ToolContext parameter is recognised by its annotation whatever its
+    name (ctx: ToolContext), and is not declared to the model."""
+    seen: list[bool] = []
+
+    def remember(fact: str, ctx: Any) -> dict[str, Any]:
+        """Remember a fact."""
+        ctx.state["fact"] = fact
+        seen.append(isinstance(ctx, fw.ToolContext))
+        return {"ok": True}
+
+    # As if written `ctx: ToolContext` in a module that imports the framework's ToolContext.
+    remember.__annotations__.update(fact=str, ctx=fw.ToolContext, **{"return": dict})
+
+    model = scripted_model(fw, [{"call": "remember", "args": {"fact": "sky is blue"}}, "ok"])
+    agent = fw.LlmAgent(name="a", model=model, tools=[remember])
+    runner = fw.InMemoryRunner(agent=agent, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    await run_turn(fw, runner, "remember", session_id=session.id)
+    [declaration] = requests_of(model)[0].config.tools[0].function_declarations
+    schema = declaration.parameters_json_schema or declaration.parameters.model_dump(
+        exclude_none=True
+    )
+    assert set(schema["properties"]) == {"fact"}
+    assert seen == [True]
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored.state["fact"] == "sky is blue"
+
+
+@scenario
+async def invented_arguments_are_dropped(fw: Framework, tmp: Path) -> None:
+    """Arguments the model invents that the function lacks are dropped (with a warning),
+    and the tool runs with the rest."""
+
+    def weather(city: str) -> dict[str, Any]:
+        """Weather of a city."""
+        return {"city": city, "temp": 21}
+
+    model = scripted_model(fw, [{"call": "weather", "args": {"city": "Oslo", "units": "C"}}, "ok"])
+    agent = fw.LlmAgent(name="a", model=model, tools=[weather])
+    events = await run_turn(fw, fw.InMemoryRunner(agent=agent, app_name="app"), "weather")
+    assert function_responses(events) == [("weather", {"city": "Oslo", "temp": 21})]
+
+
 def run_all(fw: Framework, tmp: Path) -> list[tuple[str, str | None]]:
     """Run every scenario on ``fw``; (name, None) for a pass, (name, error) for a failure."""
     results: list[tuple[str, str | None]] = []
