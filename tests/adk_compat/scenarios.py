@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from tests.adk_compat.frameworks import Framework, requests_of, scripted_model
 
@@ -603,6 +606,144 @@ async def invented_arguments_are_dropped(fw: Framework, tmp: Path) -> None:
     agent = fw.LlmAgent(name="a", model=model, tools=[weather])
     events = await run_turn(fw, fw.InMemoryRunner(agent=agent, app_name="app"), "weather")
     assert function_responses(events) == [("weather", {"city": "Oslo", "temp": 21})]
+
+
+@contextlib.contextmanager
+def captured_warnings() -> Iterator[list[str]]:
+    """The messages of WARNING log records emitted inside the block, from any logger."""
+    messages: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    root = logging.getLogger()
+    handler = Keep(level=logging.WARNING)
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    try:
+        yield messages
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+
+
+@scenario
+async def duplicate_agent_names_warn(fw: Framework, tmp: Path) -> None:
+    """Two agents of one tree with the same name (siblings, or at different depths) are
+    accepted with a logged warning naming the duplicate; the first in a depth-first walk is
+    the one find_agent() returns, and the tree runs."""
+    first = fw.LlmAgent(name="worker", model=scripted_model(fw, ["first worker"]))
+    second = fw.LlmAgent(name="worker", model=scripted_model(fw, ["second worker"]))
+    with captured_warnings() as messages:
+        root = fw.SequentialAgent(name="root", sub_agents=[first, second])
+    assert any("worker" in m and ("duplicate" in m.lower() or "several" in m) for m in messages)
+    assert root.find_agent("worker") is first
+    events = await run_turn(fw, fw.InMemoryRunner(agent=root, app_name="app"), "go")
+    assert [e.content.parts[0].text for e in events] == ["first worker", "second worker"]
+    with captured_warnings() as messages:
+        fw.SequentialAgent(
+            name="top",
+            sub_agents=[
+                fw.SequentialAgent(
+                    name="mid", sub_agents=[fw.LlmAgent(name="top", model="gemini-2.5-flash")]
+                )
+            ],
+        )
+    assert any("top" in m for m in messages)
+
+
+@scenario
+async def app_and_agent_name_rules(fw: Framework, tmp: Path) -> None:
+    """App names start with a letter and hold letters, digits, '_' and '-' ('my-app' is
+    fine); 'user', '1app' and 'my app' are refused with a ValueError. Agent names must be
+    identifiers and not 'user'. Runner(app=..., app_name=...) uses the given app_name."""
+    agent = fw.LlmAgent(name="a", model=scripted_model(fw, ["ok"]))
+    assert fw.App(name="my-app", root_agent=agent).name == "my-app"
+    for bad in ("user", "1app", "my app"):
+        try:
+            fw.App(name=bad, root_agent=agent)
+        except ValueError:
+            continue
+        raise AssertionError(f"App(name={bad!r}) was accepted")
+    for bad in ("my-agent", "user"):
+        try:
+            fw.LlmAgent(name=bad, model="gemini-2.5-flash")
+        except ValueError:
+            continue
+        raise AssertionError(f"LlmAgent(name={bad!r}) was accepted")
+    app = fw.App(name="named_app", root_agent=agent)
+    runner = fw.Runner(app=app, app_name="other_name", session_service=fw.InMemorySessionService())
+    assert runner.app_name == "other_name"
+
+
+@scenario
+async def transfer_to_agent_response(fw: Framework, tmp: Path) -> None:
+    """transfer_to_agent: the call's function response is {"result": None} (what the model
+    sees in its history), the response event carries actions.transfer_to_agent, and the
+    target agent answers in the same invocation."""
+    billing = fw.LlmAgent(
+        name="billing", description="Billing questions.", model=scripted_model(fw, ["billing here"])
+    )
+    root_model = scripted_model(
+        fw, [{"call": "transfer_to_agent", "args": {"agent_name": "billing"}}]
+    )
+    root = fw.LlmAgent(name="root", model=root_model, sub_agents=[billing])
+    events = await run_turn(fw, fw.InMemoryRunner(agent=root, app_name="app"), "my bill?")
+    assert function_responses(events) == [("transfer_to_agent", {"result": None})]
+    assert [e.actions.transfer_to_agent for e in events] == [None, "billing", None]
+    assert (events[-1].author, events[-1].content.parts[0].text) == ("billing", "billing here")
+
+
+class Score(BaseModel):
+    score: int
+    reason: str
+
+
+@scenario
+async def agent_tool_results(fw: Framework, tmp: Path) -> None:
+    """AgentTool: declared with the agent's name and description and one string parameter
+    'request'; an agent with output_schema answers with its validated JSON object as the
+    function response; a plain agent's text comes back as {"result": text}."""
+    scorer = fw.LlmAgent(
+        name="scorer",
+        description="Scores a text.",
+        model=scripted_model(fw, ['{"score": 7, "reason": "clear"}']),
+        output_schema=Score,
+    )
+    echo = fw.LlmAgent(
+        name="echo", description="Echoes.", model=scripted_model(fw, ["echoed text"])
+    )
+    model = scripted_model(
+        fw,
+        [
+            [
+                {"call": "scorer", "args": {"request": "rate this"}},
+                {"call": "echo", "args": {"request": "say it"}},
+            ],
+            "done",
+        ],
+    )
+    top = fw.LlmAgent(
+        name="top", model=model, tools=[fw.AgentTool(agent=scorer), fw.AgentTool(agent=echo)]
+    )
+    events = await run_turn(fw, fw.InMemoryRunner(agent=top, app_name="app"), "rate")
+    assert function_responses(events) == [
+        ("scorer", {"score": 7, "reason": "clear"}),
+        ("echo", {"result": "echoed text"}),
+    ]
+    declarations = {
+        d.name: d
+        for t in requests_of(model)[0].config.tools or []
+        for d in t.function_declarations or []
+    }
+    assert declarations["scorer"].description == "Scores a text."
+    assert declarations["scorer"].parameters_json_schema == {
+        "type": "object",
+        "properties": {"request": {"type": "string"}},
+        "required": ["request"],
+    }
 
 
 def run_all(fw: Framework, tmp: Path) -> list[tuple[str, str | None]]:
