@@ -183,28 +183,73 @@ def _cpu_seconds(pid: int) -> float | None:
 # --- a small HTTP/1.1 client ---
 
 
-class Connection:
-    """One keep-alive HTTP/1.1 connection to 127.0.0.1 (Content-Length or chunked bodies)."""
+class _ClosedBeforeResponse(ConnectionError):
+    """The server closed the connection before answering (an idle keep-alive timeout)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+
+# Both servers run uvicorn, which closes a keep-alive connection idle for 5 s: a connection
+# idle for longer than this is reopened before use, as HTTP clients do.
+_IDLE_REOPEN_S = 4.0
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection to 127.0.0.1 (Content-Length or chunked bodies).
+
+    A connection the server closed while idle is reopened and the request sent again: the
+    server closes only connections with no request in flight, so nothing ran twice.
+    """
+
+    def __init__(
+        self, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.port = port
         self.reader = reader
         self.writer = writer
+        self.last_used = time.monotonic()
+        self.reopened = 0
 
     @classmethod
     async def open(cls, port: int) -> Connection:
         reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
-        return cls(reader, writer)
+        return cls(port, reader, writer)
 
     def close(self) -> None:
         self.writer.close()
 
+    async def reopen(self) -> None:
+        self.close()
+        self.reader, self.writer = await asyncio.open_connection(
+            "127.0.0.1", self.port, limit=1 << 20
+        )
+        self.reopened += 1
+
     async def request(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes, float]:
         """Send a request; the status, the whole body and when the status line arrived."""
+        if time.monotonic() - self.last_used > _IDLE_REOPEN_S:
+            await self.reopen()
+        try:
+            answer = await self._exchange(method, path, body)
+        except _ClosedBeforeResponse:
+            await self.reopen()
+            answer = await self._exchange(method, path, body)
+        self.last_used = time.monotonic()
+        return answer
+
+    async def _exchange(
+        self, method: str, path: str, body: bytes | None
+    ) -> tuple[int, bytes, float]:
         head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         if body is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        self.writer.write(head.encode() + b"\r\n" + (body or b""))
-        status_line = await self.reader.readuntil(b"\r\n")
+        try:
+            self.writer.write(head.encode() + b"\r\n" + (body or b""))
+            status_line = await self.reader.readuntil(b"\r\n")
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:
+                raise
+            raise _ClosedBeforeResponse("closed before the status line") from exc
+        except ConnectionResetError as exc:
+            raise _ClosedBeforeResponse(str(exc)) from exc
         first_byte = time.perf_counter()
         status = int(status_line.split(b" ", 2)[1])
         length = -1
@@ -241,6 +286,7 @@ class Tally:
     latencies: list[float] = field(default_factory=list)
     first_byte: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    reopened: int = 0
 
 
 def _check_stream(body: bytes) -> str | None:
@@ -286,7 +332,12 @@ async def _conversation(ports: list[int], index: int, turns: int, tally: Tally) 
             ).encode()
             conn = conns[(index + turn) % len(conns)]
             started = time.perf_counter()
-            status, body, first_byte = await conn.request("POST", "/run_sse", request)
+            try:
+                status, body, first_byte = await conn.request("POST", "/run_sse", request)
+            except (OSError, asyncio.IncompleteReadError) as exc:
+                tally.errors.append(f"turn {turn}: {type(exc).__name__}: {exc}")
+                await conn.reopen()
+                continue
             elapsed = time.perf_counter() - started
             problem = f"HTTP {status}: {body[:200]!r}" if status != 200 else _check_stream(body)
             if problem is not None:
@@ -298,6 +349,7 @@ async def _conversation(ports: list[int], index: int, turns: int, tally: Tally) 
         tally.errors.append(f"{type(exc).__name__}: {exc}")
     finally:
         for conn in conns:
+            tally.reopened += conn.reopened
             conn.close()
 
 
@@ -338,6 +390,7 @@ async def _measure(servers: list[Server], conversations: int, turns: int) -> dic
         # its conversation's turns too).
         "errors": conversations * turns - ok,
         "error_samples": tally.errors[:5],
+        "connections_reopened": tally.reopened,
         "wall_s": round(wall, 2),
         "turns_per_s": round(ok / wall, 1),
         "latency_ms": {
