@@ -28,9 +28,9 @@ client (no httpx): it costs far less CPU per turn than either server, so on a sm
 it is not what limits the figures.
 
 google-adk runs from ``--adk-python`` (default: this interpreter when it can import
-``google.adk``, else ``$EVENTIDE_BENCH_ADK_PYTHON``); its PostgreSQL side needs asyncpg and
-SQLAlchemy there too. Ports are picked free on 127.0.0.1. Exits non-zero if Eventide had any
-error.
+``google.adk``, else ``$EVENTIDE_ADK_PYTHON``, else the repository's ``.venv-adk`` that the
+google-adk tests create); its PostgreSQL side needs asyncpg and SQLAlchemy there too.
+Ports are picked free on 127.0.0.1. Exits non-zero if Eventide had any error.
 """
 
 from __future__ import annotations
@@ -479,7 +479,12 @@ def _adk_python(given: str | None) -> str | None:
         return given
     if importlib.util.find_spec("google.adk") is not None:
         return sys.executable
-    return os.environ.get("EVENTIDE_BENCH_ADK_PYTHON") or None
+    named = os.environ.get("EVENTIDE_ADK_PYTHON")
+    if named:
+        return named
+    # The separate environment the google-adk tests create (see tests/adk_env.py).
+    beside = ROOT / ".venv-adk" / "bin" / "python"
+    return str(beside) if beside.exists() else None
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
