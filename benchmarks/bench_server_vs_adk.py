@@ -458,8 +458,10 @@ def _run_side(
         urls = [url, url]
     servers: list[Server] = []
     try:
-        for url in urls:
-            servers.append(_start(framework, python, apps, url, work, profile))
+        for number, url in enumerate(urls):
+            # One profile per process: PATH, then PATH.1 for the second.
+            where = profile and (profile if number == 0 else f"{profile}.{number}")
+            servers.append(_start(framework, python, apps, url, work, where))
             if backend == "postgres":
                 # Started one after the other: each creates the tables it needs on first use.
                 asyncio.run(_wait_healthy(servers[-1]))
