@@ -60,12 +60,19 @@ DEFAULT_PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 
 APP_SOURCE = f'''
 import os
+from types import SimpleNamespace
 
 from benchmarks.fake_model import make_fake_llm_class
-from benchmarks.frameworks import load_api
 
-_api = load_api(os.environ["EVENTIDE_BENCH_FRAMEWORK"])
-root_agent = _api.LlmAgent(
+if os.environ["EVENTIDE_BENCH_FRAMEWORK"] == "adk":
+    from google.adk.agents import LlmAgent
+    from google.adk.models import BaseLlm, LlmResponse
+    from google.genai import types
+else:
+    from eventide import BaseLlm, LlmAgent, LlmResponse, types
+
+_api = SimpleNamespace(types=types, BaseLlm=BaseLlm, LlmResponse=LlmResponse)
+root_agent = LlmAgent(
     name="bench_agent",
     model=make_fake_llm_class(_api)(model="{MODEL}"),
     instruction="Answer briefly.",
@@ -477,13 +484,13 @@ def _run_side(
 
 
 def _adk_python(given: str | None) -> str | None:
-    if given:
-        return given
+    if given:  # absolute (servers run in the apps folder), symlinks kept (venvs need them)
+        return os.path.abspath(given)
     if importlib.util.find_spec("google.adk") is not None:
         return sys.executable
     named = os.environ.get("EVENTIDE_ADK_PYTHON")
     if named:
-        return named
+        return os.path.abspath(named)
     # The separate environment the google-adk tests create (see tests/adk_env.py).
     beside = ROOT / ".venv-adk" / "bin" / "python"
     return str(beside) if beside.exists() else None
