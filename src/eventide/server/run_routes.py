@@ -29,6 +29,7 @@ from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppLoadFailed, AppRegistry, UnknownAppError
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.request_models import RunAgentRequest
+from eventide.server.sse_batching import batch_ready_frames
 from eventide.types import camel_case_keys
 
 __all__ = ["InflightTurns", "add_run_routes", "error_payload"]
@@ -179,7 +180,7 @@ def add_run_routes(
         # counts as ended when the generator is collected.
         weakref.finalize(frames, leave)
         return StreamingResponse(
-            frames,
+            batch_ready_frames(frames),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
