@@ -76,7 +76,9 @@ class Probe:
             assert self.signal is not None
             if self.signal.exists():
                 return  # already killed once (another worker process runs it again)
-            self.signal.write_text(f"{name} {os.getpid()}")
+            partial = self.signal.with_name(self.signal.name + ".tmp")
+            partial.write_text(f"{name} {os.getpid()}")
+            partial.rename(self.signal)  # atomic: a reader never sees it half written
             time.sleep(60)  # the test kills the process long before this ends
             raise AssertionError(f"the test did not kill the process at {name}")
 

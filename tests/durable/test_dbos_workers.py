@@ -83,12 +83,17 @@ class Workers:
         for process in self.processes.values():
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
-        for process in self.processes.values():
+        for executor_id, process in self.processes.items():
             try:
-                process.communicate(timeout=30)
+                _, err = process.communicate(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
-                process.communicate()
+                _, err = process.communicate()
+            except ValueError:  # already collected (a killed worker)
+                continue
+            problems = [line for line in (err or "").splitlines() if "Error" in line]
+            if problems:
+                print(f"worker {executor_id} stderr:", *problems[-20:], sep="\n")
 
     def ledger_lines(self) -> list[str]:
         return self.ledger.read_text().splitlines() if self.ledger.exists() else []

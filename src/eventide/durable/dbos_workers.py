@@ -78,15 +78,39 @@ async def _run_invocation(
     message: str | dict[str, Any] | None,
     invocation_id: str,
 ) -> int:
-    """One invocation; on a second run (the first worker died) it resumes from the log."""
+    """One invocation; on a second run (the first worker died) it resumes from the log.
+
+    A storage failure (a lost connection, a full server) does not fail the workflow at once:
+    the invocation continues from its committed events after a pause, a few times.
+    """
     runner = _runner(app_name)
+    for attempt in range(_STORAGE_ATTEMPTS):
+        try:
+            return await _run_or_resume(runner, user_id, session_id, message, invocation_id)
+        except BackendError:
+            if attempt == _STORAGE_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(0.5 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+_STORAGE_ATTEMPTS = 5
+
+
+async def _run_or_resume(
+    runner: Runner,
+    user_id: str,
+    session_id: str,
+    message: str | dict[str, Any] | None,
+    invocation_id: str,
+) -> int:
     session = await runner.session_service.get_session(
         app_name=runner.app_name, user_id=user_id, session_id=session_id
     )
     if session is None:
         raise UsageError(
-            f"Session {session_id!r} of app {app_name!r} does not exist; create it before "
-            "enqueueing an invocation in it."
+            f"Session {session_id!r} of app {runner.app_name!r} does not exist; create it "
+            "before enqueueing an invocation in it."
         )
     committed = [e for e in session.events if e.invocation_id == invocation_id]
     if not committed:
