@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from fastapi import HTTPException, Response
 from pydantic import BaseModel
 
-from eventide.server.app_registry import AppRegistry, UnknownAppError
+from eventide.errors import AppNotFoundError
+from eventide.server.app_registry import AppRegistry
 
 __all__ = ["json_response", "known_app"]
 
@@ -33,5 +34,5 @@ def known_app(registry: AppRegistry, app_name: str) -> None:
     """Raise a 404 naming the known apps unless ``app_name`` is served."""
     try:
         registry.check_known(app_name)
-    except UnknownAppError as exc:
+    except AppNotFoundError as exc:
         raise HTTPException(404, detail=str(exc)) from exc

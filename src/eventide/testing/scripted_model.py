@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field, PrivateAttr
 
 from eventide import types
-from eventide.errors import EventideError
+from eventide.errors import ScriptExhaustedError
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -23,10 +23,6 @@ __all__ = [
 ]
 
 ScriptItem = LlmResponse | str | Exception | Sequence[LlmResponse]
-
-
-class ScriptExhaustedError(EventideError, AssertionError):
-    """The scripted model was called more times than it has responses."""
 
 
 def text_response(text: str) -> LlmResponse:
