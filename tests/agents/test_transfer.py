@@ -19,6 +19,7 @@ from eventide import (
     InMemoryRunner,
     InvocationContext,
     LlmAgent,
+    LlmResponse,
     RunConfig,
     Runner,
     StreamingMode,
@@ -36,7 +37,7 @@ from tests.agents.multi_agent_helpers import (
 )
 
 
-def transfer(name: str) -> object:
+def transfer(name: str) -> LlmResponse:
     return tool_call_response(("transfer_to_agent", {"agent_name": name}))
 
 
