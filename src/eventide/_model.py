@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from eventide._json import JsonValue
+
 __all__ = ["DATA_FIELDS", "EventideModel", "camel_case_keys", "foreign_to_dict", "snake_case_keys"]
 
 
@@ -41,7 +43,7 @@ def foreign_to_dict(value: Any) -> Any:
 
 
 def _to_snake(name: str) -> str:
-    out = []
+    out: list[str] = []
     for char in name:
         if char.isupper():
             out.append("_")
@@ -51,7 +53,7 @@ def _to_snake(name: str) -> str:
     return "".join(out)
 
 
-def snake_case_keys(data: Any) -> Any:
+def snake_case_keys(data: JsonValue) -> JsonValue:
     """Recursively rename camelCase dict keys to snake_case (``functionCall`` ->
     ``function_call``), for JSON written by front ends of other runtimes.
 
@@ -62,9 +64,9 @@ def snake_case_keys(data: Any) -> Any:
         return [snake_case_keys(item) for item in data]
     if not isinstance(data, dict):
         return data
-    converted: dict[str, Any] = {}
+    converted: dict[str, JsonValue] = {}
     for key, value in data.items():
-        name = _to_snake(key) if isinstance(key, str) else key
+        name = _to_snake(key)
         if name in DATA_FIELDS:
             converted[name] = value
         else:
@@ -96,7 +98,7 @@ def _to_camel(name: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-def camel_case_keys(data: Any) -> Any:
+def camel_case_keys(data: JsonValue) -> JsonValue:
     """Recursively rename snake_case field names to camelCase (``function_call`` ->
     ``functionCall``), for front ends that read camelCase; keys inside data fields
     (:data:`DATA_FIELDS`) keep their spelling."""

@@ -166,7 +166,7 @@ class Runner:
                     if not event.partial:
                         if not event.invocation_id:
                             # Straight into the field: pydantic's __setattr__ costs microseconds.
-                            event.__dict__["invocation_id"] = ctx.invocation_id
+                            object.__setattr__(event, "invocation_id", ctx.invocation_id)
                         delta = event.actions.state_delta
                         if delta:
                             ctx.hold_temp_state(delta)

@@ -10,7 +10,7 @@ value), and :func:`to_content` turns a plain string into a user message.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -166,11 +166,13 @@ class FunctionDeclaration(_Accepting):
     def _accept_parameters(cls, data: Any) -> Any:
         # The Gemini API also names the schema ``parameters`` (an OpenAPI subset); a dict
         # given there is taken as JSON Schema.
-        if isinstance(data, dict) and "parameters" in data and "parameters_json_schema" not in data:
-            data = dict(data)
-            params = foreign_to_dict(data.pop("parameters"))
-            data["parameters_json_schema"] = params
-        return data
+        if not isinstance(data, dict):
+            return data
+        fields = cast("dict[str, Any]", data)
+        if "parameters" in fields and "parameters_json_schema" not in fields:
+            fields = dict(fields)
+            fields["parameters_json_schema"] = foreign_to_dict(fields.pop("parameters"))
+        return fields
 
 
 class Tool(_Accepting):
@@ -216,13 +218,16 @@ class GenerateContentConfig(_Accepting):
     @model_validator(mode="before")
     @classmethod
     def _accept_system_instruction(cls, data: Any) -> Any:
-        data = foreign_to_dict(data) if not isinstance(data, dict | EventideModel) else data
-        if isinstance(data, dict):
-            si = data.get("system_instruction")
-            if si is not None and not isinstance(si, str):
-                content = Content.model_validate(si)
-                data = {**data, "system_instruction": content.text or ""}
-        return data
+        if not isinstance(data, dict | EventideModel):
+            data = foreign_to_dict(data)
+        if not isinstance(data, dict):
+            return data
+        fields = cast("dict[str, Any]", data)
+        si = fields.get("system_instruction")
+        if si is not None and not isinstance(si, str):
+            content = Content.model_validate(si)
+            fields = {**fields, "system_instruction": content.text or ""}
+        return fields
 
 
 def to_content(message: Any, *, role: str = "user") -> Content:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
@@ -266,9 +266,11 @@ def _as_response(result: Any) -> LlmResponse | None:
     return LlmResponse.model_validate(result)
 
 
-def _as_result(result: Any) -> dict[str, Any] | None:
-    if result is None or isinstance(result, dict):
-        return result
+def _as_result(result: object) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    if isinstance(result, dict):
+        return cast("dict[str, Any]", result)
     raise ConfigurationError(
         f"A tool callback returned a {type(result).__name__}; tool callbacks return a dict "
         "(the tool's result) or None."

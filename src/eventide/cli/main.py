@@ -211,7 +211,7 @@ def _serve(
     cors: tuple[str, ...],
     trace: bool,
 ) -> None:
-    console, errors = _consoles()
+    console, _ = _consoles()
     try:
         api, apps = _build_server(apps_dir, session_db, auth_token, cors, trace, web, console)
     except UsageError as exc:

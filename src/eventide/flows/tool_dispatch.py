@@ -49,7 +49,7 @@ async def run_function_calls(
             raise
         outcomes = [task.result() for task in tasks]
     actions = EventActions()
-    parts = []
+    parts: list[types.Part] = []
     for part, call_actions in outcomes:
         parts.append(part)
         actions.merge(call_actions)

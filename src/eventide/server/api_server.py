@@ -9,7 +9,7 @@ Endpoints follow the shapes ADK front ends use (``/list-apps``,
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +96,7 @@ def create_app(
     inflight = InflightTurns()
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(_: FastAPI) -> AsyncGenerator[None, None]:
         yield
         # uvicorn has let running turns finish (or cancelled them past its graceful-shutdown
         # timeout); wait for cancelled ones to unwind before closing what they write to.

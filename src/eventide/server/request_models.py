@@ -7,11 +7,12 @@ ignored, so a front end sending extra fields keeps working.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from eventide import types
+from eventide._json import JsonObject, JsonValue
 from eventide.types import snake_case_keys
 
 __all__ = ["RunAgentRequest", "parse_create_session_body"]
@@ -49,13 +50,13 @@ class RunAgentRequest(BaseModel):
     @classmethod
     def _accept_camel_case_parts(cls, value: Any) -> Any:
         # ADK front ends write parts in camelCase (functionResponse, inlineData, ...).
-        return snake_case_keys(value) if isinstance(value, dict) else value
+        return snake_case_keys(cast("JsonObject", value)) if isinstance(value, dict) else value
 
 
 _WRAPPER_KEYS = frozenset({"state", "session_id", "sessionId"})
 
 
-def parse_create_session_body(body: Any) -> tuple[dict[str, Any] | None, str | None]:
+def parse_create_session_body(body: JsonValue) -> tuple[dict[str, Any] | None, str | None]:
     """The initial state and the requested session id from a create-session body.
 
     Two shapes are accepted: ``{"state": {...}, "session_id": "..."}`` (ADK's request
@@ -75,5 +76,5 @@ def parse_create_session_body(body: Any) -> tuple[dict[str, Any] | None, str | N
         if session_id is not None and not isinstance(session_id, str):
             raise TypeError(f"session_id must be a string, got {type(session_id).__name__}")
         state = body.get("state")
-        return (dict(state) if state else None), session_id
+        return (dict(state) if isinstance(state, dict) and state else None), session_id
     return (dict(body) if body else None), None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic import Field, PrivateAttr
 
@@ -125,7 +125,7 @@ def _expand(item: Any, stream: bool, chunk_size: int) -> list[LlmResponse]:
             return _chunked(item, chunk_size)
         return [item]
     if isinstance(item, Sequence):
-        return [LlmResponse.model_validate(r) for r in item]
+        return [LlmResponse.model_validate(r) for r in cast("Sequence[object]", item)]
     return [LlmResponse.model_validate(item)]
 
 
