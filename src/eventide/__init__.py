@@ -20,7 +20,7 @@ from eventide.agents.llm_agent import Agent, LlmAgent
 from eventide.agents.loop_agent import LoopAgent
 from eventide.agents.parallel_agent import ParallelAgent
 from eventide.agents.sequential_agent import SequentialAgent
-from eventide.apps.app import App
+from eventide.apps.app import App, ResumabilityConfig
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
@@ -54,20 +54,31 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (imported on first 
         BaseCredentialService,
         InMemoryCredentialService,
     )
+    from eventide.code_executors import BaseCodeExecutor, BuiltInCodeExecutor
     from eventide.memory.sql_memory_service import SqlMemoryService
     from eventide.models.anthropic_llm import AnthropicLlm, Claude
     from eventide.models.gemini_llm import Gemini, GeminiLlm
     from eventide.models.litellm_llm import LiteLlm
     from eventide.models.openai_llm import OpenAILlm
+    from eventide.planners import BasePlanner, BuiltInPlanner, PlanReActPlanner
     from eventide.plugins.logging_plugin import LoggingPlugin
     from eventide.plugins.memory_plugin import AddToMemoryPlugin
+    from eventide.plugins.plugin_manager import PluginManager
     from eventide.plugins.tracing_plugin import TracingPlugin
     from eventide.sessions.sql_session_service import SqlSessionService
+    from eventide.tools.gemini_tools import (
+        GoogleSearchTool,
+        UrlContextTool,
+        VertexAiSearchTool,
+        google_search,
+        url_context,
+    )
     from eventide.tools.mcp_toolset import (
         McpToolset,
         StdioConnectionParams,
         StreamableHTTPConnectionParams,
     )
+    from eventide.tools.third_party_tools import CrewaiTool, LangchainTool
 
 __version__ = "0.1.0"
 
@@ -78,22 +89,35 @@ _LAZY: dict[str, str] = {
     "AnthropicLlm": "eventide.models.anthropic_llm",
     "AuthConfig": "eventide.auth",
     "AuthCredential": "eventide.auth",
+    "BaseCodeExecutor": "eventide.code_executors",
     "BaseCredentialService": "eventide.auth",
+    "BasePlanner": "eventide.planners",
+    "BuiltInCodeExecutor": "eventide.code_executors",
+    "BuiltInPlanner": "eventide.planners",
     "Claude": "eventide.models.anthropic_llm",
+    "CrewaiTool": "eventide.tools.third_party_tools",
     "FileArtifactService": "eventide.artifacts.file_artifact_service",
     "FsspecArtifactService": "eventide.artifacts.fsspec_artifact_service",
     "Gemini": "eventide.models.gemini_llm",
     "GeminiLlm": "eventide.models.gemini_llm",
+    "GoogleSearchTool": "eventide.tools.gemini_tools",
     "InMemoryCredentialService": "eventide.auth",
+    "LangchainTool": "eventide.tools.third_party_tools",
     "LiteLlm": "eventide.models.litellm_llm",
     "LoggingPlugin": "eventide.plugins.logging_plugin",
     "McpToolset": "eventide.tools.mcp_toolset",
     "OpenAILlm": "eventide.models.openai_llm",
+    "PlanReActPlanner": "eventide.planners",
+    "PluginManager": "eventide.plugins.plugin_manager",
     "SqlMemoryService": "eventide.memory.sql_memory_service",
     "SqlSessionService": "eventide.sessions.sql_session_service",
     "StdioConnectionParams": "eventide.tools.mcp_toolset",
     "StreamableHTTPConnectionParams": "eventide.tools.mcp_toolset",
     "TracingPlugin": "eventide.plugins.tracing_plugin",
+    "UrlContextTool": "eventide.tools.gemini_tools",
+    "VertexAiSearchTool": "eventide.tools.gemini_tools",
+    "google_search": "eventide.tools.gemini_tools",
+    "url_context": "eventide.tools.gemini_tools",
 }
 
 __all__ = [
@@ -106,15 +130,20 @@ __all__ = [
     "AuthCredential",
     "BaseAgent",
     "BaseArtifactService",
+    "BaseCodeExecutor",
     "BaseCredentialService",
     "BaseLlm",
     "BaseMemoryService",
+    "BasePlanner",
     "BasePlugin",
     "BaseSessionService",
     "BaseTool",
     "BaseToolset",
+    "BuiltInCodeExecutor",
+    "BuiltInPlanner",
     "CallbackContext",
     "Claude",
+    "CrewaiTool",
     "Event",
     "EventActions",
     "FileArtifactService",
@@ -123,6 +152,7 @@ __all__ = [
     "Gemini",
     "GeminiLlm",
     "GetSessionConfig",
+    "GoogleSearchTool",
     "InMemoryArtifactService",
     "InMemoryCredentialService",
     "InMemoryMemoryService",
@@ -130,6 +160,7 @@ __all__ = [
     "InMemorySessionService",
     "InvocationContext",
     "LLMRegistry",
+    "LangchainTool",
     "LiteLlm",
     "LlmAgent",
     "LlmRequest",
@@ -140,7 +171,10 @@ __all__ = [
     "McpToolset",
     "OpenAILlm",
     "ParallelAgent",
+    "PlanReActPlanner",
+    "PluginManager",
     "ReadonlyContext",
+    "ResumabilityConfig",
     "RunConfig",
     "Runner",
     "SequentialAgent",
@@ -154,11 +188,15 @@ __all__ = [
     "ToolConfirmation",
     "ToolContext",
     "TracingPlugin",
+    "UrlContextTool",
+    "VertexAiSearchTool",
     "exit_loop",
+    "google_search",
     "load_artifacts",
     "load_memory",
     "preload_memory",
     "types",
+    "url_context",
 ]
 
 

@@ -46,12 +46,14 @@ __all__ = [
     "EventideError",
     "InvalidArtifactNameError",
     "InvalidStateValueError",
+    "InvocationNotFoundError",
     "LimitExceededError",
     "LlmCallsLimitExceededError",
     "McpConnectionError",
     "ModelBehaviorError",
     "ModelError",
     "RecordTooLargeError",
+    "ResumeError",
     "RunnerClosedError",
     "SchemaVersionError",
     "ScriptExhaustedError",
@@ -109,6 +111,19 @@ class InvalidStateValueError(UsageError, TypeError):
         self.key = key
         self.path = path
         self.value_type = value_type
+
+
+class ResumeError(UsageError):
+    """An invocation cannot be resumed (finished, paused for the user, not resumable, or
+    the agent tree no longer matches its events); the message says what to do instead."""
+
+    def __init__(self, message: str, *, invocation_id: str) -> None:
+        super().__init__(message)
+        self.invocation_id = invocation_id
+
+
+class InvocationNotFoundError(ResumeError, LookupError):
+    """The session has no invocation with the given id."""
 
 
 class InvalidArtifactNameError(UsageError):

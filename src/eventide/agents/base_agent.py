@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing
-from typing import Any
+from typing import Any, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eventide import types
 from eventide._callbacks import call_chain, to_chain
 from eventide.contexts import CallbackContext, InvocationContext
-from eventide.errors import AgentTreeError, EventideError
+from eventide.errors import AgentTreeError, EventideError, UsageError
 from eventide.events import Event
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.protocol import USER_AUTHOR
@@ -59,6 +59,39 @@ class BaseAgent(BaseModel):
                 if isinstance(original, EventideError):
                     raise original from None
             raise
+
+    def clone(self, update: Mapping[str, Any] | None = None) -> Self:
+        """A copy of this agent (its sub-agents cloned too), with ``update``'s fields changed.
+
+        The copy has no parent; list fields (tools, callbacks) are new lists holding the
+        same items.
+
+        Raises:
+            UsageError: ``update`` names ``parent_agent`` or a field the agent lacks.
+        """
+        changes = dict(update or {})
+        if "parent_agent" in changes:
+            raise UsageError(
+                "clone() cannot set parent_agent: an agent gets its parent when it is put in "
+                "another agent's sub_agents."
+            )
+        unknown = set(changes) - set(type(self).model_fields)
+        if unknown:
+            raise UsageError(
+                f"clone(): {type(self).__name__} has no field {', '.join(sorted(unknown))}."
+            )
+        data: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            if name == "parent_agent" or name in changes:
+                continue
+            value: object = getattr(self, name)
+            if name == "sub_agents":
+                value = [sub.clone() for sub in self.sub_agents]
+            elif isinstance(value, list):
+                value = list(cast("list[object]", value))
+            data[name] = value
+        data.update(changes)
+        return type(self)(**data)
 
     def model_post_init(self, context: Any, /) -> None:
         # Checked here rather than in a field validator so the caller gets AgentTreeError
@@ -116,6 +149,16 @@ class BaseAgent(BaseModel):
         Each yielded event is committed by the Runner before this generator resumes.
         """
         ctx = parent_context.for_agent(self)
+        if ctx.resumable:
+            from eventide.durable.agents import run_resumably
+
+            # The agent the Runner started for the turn (a fan-out's branch context also
+            # names its agent, but is on a branch).
+            top = parent_context.agent is self and parent_context.branch is None
+            async with aclosing(run_resumably(self, ctx, top=top)) as resumable_events:
+                async for resumable_event in resumable_events:
+                    yield resumable_event
+            return
         plugins = ctx.plugin_manager
         if self.before_agent_callback is not None or plugins.overrides(
             BasePlugin.before_agent_callback

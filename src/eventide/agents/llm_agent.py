@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
-from pydantic import BaseModel, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from eventide import types
 from eventide._callbacks import to_chain
+from eventide.agents.adk_options import check_gemini_features
 from eventide.agents.base_agent import BaseAgent
+from eventide.code_executors import BaseCodeExecutor
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from eventide.errors import ConfigurationError
 from eventide.events import Event
@@ -29,6 +31,7 @@ from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.models.registry import LLMRegistry
+from eventide.planners import BasePlanner
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.plugins.plugin_manager import PluginManager
 from eventide.tools.base_tool import BaseTool
@@ -54,6 +57,8 @@ class LlmAgent(BaseAgent):
             an artifact's text. A callable receives a ``ReadonlyContext`` and returns the
             text (no placeholders are filled in it).
         global_instruction: instructions for every agent of the tree (read from the root).
+        static_instruction: instructions that never change (a string or ``Content``), sent
+            first and verbatim (no placeholders), so providers can cache them.
         tools: functions, ``BaseTool``s and ``BaseToolset``s.
         generate_content_config: generation settings (temperature, ...).
         include_contents: 'default' sends the conversation history; 'none' only the
@@ -63,6 +68,9 @@ class LlmAgent(BaseAgent):
         output_key: store the final answer's text (or validated JSON) in this state key.
         disallow_transfer_to_parent: the model may not hand the conversation back up.
         disallow_transfer_to_peers: the model may not hand it to sibling agents.
+        planner: a ``BuiltInPlanner`` (the model's thinking, with its ``thinking_config``)
+            or a ``PlanReActPlanner`` (plan, act, reason, answer).
+        code_executor: ``BuiltInCodeExecutor()`` switches on Gemini's code execution.
         before_model_callback: ``(callback_context=, llm_request=)``; a returned
             ``LlmResponse`` skips the model call.
         after_model_callback: ``(callback_context=, llm_response=)``; a returned
@@ -77,9 +85,13 @@ class LlmAgent(BaseAgent):
             recovers from a tool exception.
     """
 
+    DEFAULT_MODEL: ClassVar[str] = "gemini-2.5-flash"
+    """The model name google-adk code reads as ``LlmAgent.DEFAULT_MODEL``."""
+
     model: str | BaseLlm = ""
     instruction: str | InstructionProvider = ""
     global_instruction: str | InstructionProvider = ""
+    static_instruction: str | types.Content | None = None
     tools: list[ToolUnion] = Field(default_factory=list, repr=False)
     generate_content_config: types.GenerateContentConfig | None = None
     include_contents: Literal["default", "none"] = "default"
@@ -88,6 +100,8 @@ class LlmAgent(BaseAgent):
     output_key: str | None = None
     disallow_transfer_to_parent: bool = False
     disallow_transfer_to_peers: bool = False
+    planner: BasePlanner | None = Field(default=None, repr=False)
+    code_executor: BaseCodeExecutor | None = Field(default=None, repr=False)
     before_model_callback: _Callbacks | None = Field(default=None, repr=False)
     after_model_callback: _Callbacks | None = Field(default=None, repr=False)
     on_model_error_callback: _Callbacks | None = Field(default=None, repr=False)
@@ -119,6 +133,11 @@ class LlmAgent(BaseAgent):
                 "generate_content_config.response_json_schema."
             )
         return config
+
+    @model_validator(mode="after")
+    def _check_gemini_features(self) -> LlmAgent:
+        check_gemini_features(self)
+        return self
 
     # --- resolution ---
     @property
@@ -152,7 +171,7 @@ class LlmAgent(BaseAgent):
             if isinstance(tool, BaseTool):
                 resolved.append(tool)
             elif isinstance(tool, BaseToolset):
-                resolved.extend(await tool.get_tools(context))
+                resolved.extend(await tool.get_tools_with_prefix(context))
             elif callable(tool):
                 private = self.__pydantic_private__
                 assert private is not None
@@ -229,6 +248,9 @@ class LlmAgent(BaseAgent):
             before_tool=_before_tool_chain(plugins, self.before_tool_callback),
             after_tool=_after_tool_chain(plugins, self.after_tool_callback),
             on_tool_error=_tool_error_chain(plugins, self.on_tool_error_callback),
+            static_instruction=_static_text(self.static_instruction),
+            planner=self.planner,
+            code_executor=self.code_executor,
         )
 
     def _run_agent_named(
@@ -258,6 +280,12 @@ class LlmAgent(BaseAgent):
 
 
 Agent = LlmAgent
+
+
+def _static_text(instruction: str | types.Content | None) -> str | None:
+    if instruction is None or isinstance(instruction, str):
+        return instruction
+    return instruction.text or ""
 
 
 def _as_response(result: Any) -> LlmResponse | None:

@@ -21,6 +21,7 @@ from eventide.auth.auth_handler import (
     credential_service_for,
     forget_credential,
     load_credential,
+    save_credential,
     store_auth_response,
 )
 from eventide.auth.credential_service import BaseCredentialService, InMemoryCredentialService
@@ -42,5 +43,6 @@ __all__ = [
     "credential_service_for",
     "forget_credential",
     "load_credential",
+    "save_credential",
     "store_auth_response",
 ]

@@ -29,10 +29,10 @@ from eventide.models.llm_response import LlmResponse
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.run_config import StreamingMode
 
-__all__ = ["run_llm_flow"]
+__all__ = ["FlowStep", "after_tool_responses", "run_llm_flow"]
 
 
-class _Step:
+class FlowStep:
     """What one step decided: whether the agent's turn is over."""
 
     __slots__ = ("done", "last")
@@ -43,20 +43,25 @@ class _Step:
 
 
 async def run_llm_flow(
-    resolve: Awaitable[ResolvedAgent], ctx: InvocationContext
+    resolve: Awaitable[ResolvedAgent],
+    ctx: InvocationContext,
+    *,
+    answer_paused_calls: bool = True,
 ) -> AsyncGenerator[Event, None]:
     """Run the agent ``resolve`` gives until it answers, transfers, or pauses for the user.
 
     ``resolve`` is awaited once, when the flow starts: the agent is resolved per run.
+    ``answer_paused_calls=False`` starts at the next model call even when the user's message
+    answers paused tool calls (a resumed invocation whose answers were already committed).
     """
     agent = await resolve
-    if needs_resume(ctx):
+    if answer_paused_calls and needs_resume(ctx):
         async for event in resume_paused_calls(agent, ctx):
             yield event
         if ctx.end_invocation:
             return
     while True:
-        step = _Step()
+        step = FlowStep()
         async for event in _run_step(agent, ctx, step):
             step.last = event
             yield event
@@ -66,7 +71,7 @@ async def run_llm_flow(
 
 
 async def _run_step(
-    agent: ResolvedAgent, ctx: InvocationContext, step: _Step
+    agent: ResolvedAgent, ctx: InvocationContext, step: FlowStep
 ) -> AsyncGenerator[Event, None]:
     request = await build_request(agent, ctx)
     actions = EventActions()
@@ -88,10 +93,23 @@ async def _run_step(
         return
     response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
     yield response_event
+    async for event in after_tool_responses(agent, ctx, step, final, response_event, calls):
+        yield event
+
+
+async def after_tool_responses(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    step: FlowStep,
+    model_event: Event | None,
+    response_event: Event,
+    calls: list[types.FunctionCall],
+) -> AsyncGenerator[Event, None]:
+    """After the tools answered: pause for the user, transfer, or a structured answer."""
     for pause_event in pause_requests(agent, ctx, response_event, calls):
         yield pause_event
         step.done = True
-    if step.done or final.long_running_tool_ids:
+    if step.done or (model_event is not None and model_event.long_running_tool_ids):
         # Waiting for the user (a confirmation, a credential, a long-running result).
         ctx.end_invocation = True
         step.done = True
@@ -169,7 +187,12 @@ def _to_event(
 
 
 def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest) -> None:
-    """Give calls ids, mark long-running calls, and store the answer under ``output_key``."""
+    """Let the planner shape the parts, give calls ids, mark long-running calls, and store
+    the answer under ``output_key``."""
+    planner = agent.planner
+    if planner is not None and event.content is not None and event.content.parts:
+        parts = planner.process_response_parts(event.content.parts)
+        event.content = event.content.model_copy(update={"parts": parts})
     calls = event.get_function_calls()
     if calls:
         if not all(call.id for call in calls):

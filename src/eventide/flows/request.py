@@ -28,6 +28,8 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     request = LlmRequest(model=agent.model.model, config=config)
 
     instructions: list[str] = []
+    if agent.static_instruction is not None:
+        instructions.append(agent.static_instruction)
     if agent.global_instruction:
         instructions.append(await _instruction_text(agent.global_instruction, readonly))
     if agent.instruction:
@@ -50,6 +52,9 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
 
     if agent.transfer_targets:
         tools.append(TransferToAgentTool([t.name for t in agent.transfer_targets]))
+    for processor in (agent.planner, agent.code_executor):
+        if processor is not None:
+            processor.process_llm_request(request)
     if tools:
         tool_context = ToolContext(ctx)
         for tool in tools:

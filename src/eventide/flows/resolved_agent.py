@@ -16,11 +16,13 @@ from typing import Any, Literal, TypeVar, TypeVarTuple
 from pydantic import BaseModel
 
 from eventide import types
+from eventide.code_executors import BaseCodeExecutor
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from eventide.events import Event
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.planners import BasePlanner
 from eventide.tools.base_tool import BaseTool
 
 __all__ = [
@@ -95,6 +97,9 @@ class ResolvedAgent:
             tree has no such agent.
         before_model, after_model, on_model_error, before_tool, after_tool, on_tool_error:
             the hook chains, plugins first.
+        static_instruction: instruction text sent first and verbatim, if any.
+        planner: shapes each request and the model's parts, if any.
+        code_executor: changes each request (e.g. Gemini's code execution), if any.
     """
 
     name: str
@@ -116,3 +121,6 @@ class ResolvedAgent:
     before_tool: tuple[BeforeToolHook, ...] = ()
     after_tool: tuple[AfterToolHook, ...] = ()
     on_tool_error: tuple[ToolErrorHook, ...] = ()
+    static_instruction: str | None = None
+    planner: BasePlanner | None = None
+    code_executor: BaseCodeExecutor | None = None

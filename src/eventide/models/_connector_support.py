@@ -28,6 +28,7 @@ from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
 __all__ = [
+    "GEMINI_BUILTIN_TOOLS",
     "RETRYABLE_STATUS",
     "CallIdAssigner",
     "OpenedStream",
@@ -446,15 +447,19 @@ def _parameter_names(function: Callable[..., Any]) -> frozenset[str] | None:
     return frozenset(p.name for p in parameters)
 
 
+# The fields of ``types.Tool`` that switch on one of Gemini's built-in tools.
+GEMINI_BUILTIN_TOOLS = ("code_execution", "google_search", "url_context", "retrieval")
+
+
 def reject_builtin_tools(llm_request: LlmRequest, *, provider: str) -> None:
     """Refuse Gemini's built-in tools where a provider has no equivalent, rather than
     silently leaving them out.
 
     Raises:
-        UsageError: the request enables ``code_execution`` or ``google_search``.
+        UsageError: the request enables one of :data:`GEMINI_BUILTIN_TOOLS`.
     """
     for tool in llm_request.config.tools or ():
-        for name in ("code_execution", "google_search"):
+        for name in GEMINI_BUILTIN_TOOLS:
             if getattr(tool, name) is not None:
                 raise UsageError(
                     f"Tool(.., {name}=...) is a Gemini built-in tool, which {provider} cannot "

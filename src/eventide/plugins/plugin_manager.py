@@ -48,16 +48,41 @@ class PluginManager(BasePlugin):
 
     def __init__(self, plugins: Sequence[BasePlugin] = ()) -> None:
         super().__init__("plugin_manager")
-        seen: set[str] = set()
+        self.plugins: tuple[BasePlugin, ...] = ()
         for plugin in plugins:
-            if not isinstance(plugin, BasePlugin):
-                raise UsageError(
-                    f"Plugins must subclass eventide.BasePlugin; got {type(plugin).__name__}."
-                )
-            if plugin.name in seen:
-                raise UsageError(f"Two plugins are named {plugin.name!r}; names must be unique.")
-            seen.add(plugin.name)
-        self.plugins: tuple[BasePlugin, ...] = tuple(plugins)
+            self._check(plugin)
+            self.plugins += (plugin,)
+        self._build_chains()
+
+    def _check(self, plugin: BasePlugin) -> None:
+        if not isinstance(plugin, BasePlugin):
+            raise UsageError(
+                f"Plugins must subclass eventide.BasePlugin; got {type(plugin).__name__}."
+            )
+        if any(p.name == plugin.name for p in self.plugins):
+            raise UsageError(f"Two plugins are named {plugin.name!r}; names must be unique.")
+
+    def register_plugin(self, plugin: BasePlugin) -> None:
+        """Add ``plugin`` after the others (its name must be new); its hooks run from the
+        next call on."""
+        self._check(plugin)
+        self.plugins += (plugin,)
+        self._build_chains()
+
+    async def close(self) -> None:
+        """Close every plugin, in order; failures are raised once all are closed."""
+        errors: list[Exception] = []
+        for plugin in self.plugins:
+            try:
+                await plugin.close()
+            except Exception as exc:
+                errors.append(exc)
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ExceptionGroup("Several plugins failed to close.", errors)
+
+    def _build_chains(self) -> None:
         self._by_hook: dict[Callable[..., Any], CallbackChain] = {
             hook: tuple(
                 getattr(p, hook.__name__)

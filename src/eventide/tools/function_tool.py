@@ -13,7 +13,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import pydantic
 
@@ -86,6 +86,11 @@ class FunctionTool(BaseTool):
                 self.name, self.func, self._signature, self._arg_docs
             )
         return self._args_model_cache
+
+    def with_name(self, name: str) -> Self:
+        clone = super().with_name(name)
+        clone._declaration = None
+        return clone
 
     def get_declaration(self) -> types.FunctionDeclaration:
         if self._declaration is None:
