@@ -12,7 +12,9 @@
     │   ├── RunnerClosedError               the Runner was used after close()
     │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
     │   ├── AppLoadError                    an agent app that cannot be found or imported
-    │   └── AppNotFoundError (LookupError)  the server serves no app by that name
+    │   ├── AppNotFoundError (LookupError)  the server serves no app by that name
+    │   └── evals: UnknownMetricError, UnknownEvalCaseError / UnknownEvalSetError /
+    │       UnknownEvalResultError (LookupError), EvalSetExistsError, InvalidEvalFileError
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
     │   └── ToolArgumentsError (ValueError)  a tool call's arguments do not match the tool
     ├── ModelError                          the model provider reported an error or failed
@@ -43,8 +45,10 @@ __all__ = [
     "ConfigurationError",
     "CorruptRecordError",
     "CredentialExchangeError",
+    "EvalSetExistsError",
     "EventideError",
     "InvalidArtifactNameError",
+    "InvalidEvalFileError",
     "InvalidStateValueError",
     "InvocationNotFoundError",
     "LimitExceededError",
@@ -61,6 +65,10 @@ __all__ = [
     "StaleSessionError",
     "ToolArgumentsError",
     "ToolError",
+    "UnknownEvalCaseError",
+    "UnknownEvalResultError",
+    "UnknownEvalSetError",
+    "UnknownMetricError",
     "UsageError",
 ]
 
@@ -155,6 +163,31 @@ class AppNotFoundError(UsageError, LookupError):
         super().__init__(f"App {app_name!r} not found. Known apps: {listed}.")
         self.app_name = app_name
         self.known = known
+
+
+class UnknownMetricError(UsageError):
+    """An eval metric Eventide does not score (or a bad criterion); the message lists the
+    known metrics."""
+
+
+class UnknownEvalCaseError(UsageError, LookupError):
+    """Asked to run eval cases the eval set does not have; the message names them."""
+
+
+class UnknownEvalSetError(UsageError, LookupError):
+    """No eval set by that id."""
+
+
+class UnknownEvalResultError(UsageError, LookupError):
+    """No eval result by that id."""
+
+
+class EvalSetExistsError(UsageError):
+    """An eval set by that id already exists."""
+
+
+class InvalidEvalFileError(UsageError):
+    """A stored eval file is not valid JSON of its format; the message says which and why."""
 
 
 class ModelBehaviorError(EventideError):
