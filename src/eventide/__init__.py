@@ -55,6 +55,11 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (imported on first 
         InMemoryCredentialService,
     )
     from eventide.code_executors import BaseCodeExecutor, BuiltInCodeExecutor
+    from eventide.history.compaction import (
+        BaseEventsSummarizer,
+        EventsCompactionConfig,
+        LlmEventSummarizer,
+    )
     from eventide.memory.sql_memory_service import SqlMemoryService
     from eventide.models.anthropic_llm import AnthropicLlm, Claude
     from eventide.models.gemini_llm import Gemini, GeminiLlm
