@@ -7,7 +7,7 @@ JSON from front ends that write camelCase keys is converted with :func:`snake_ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,6 +40,12 @@ def foreign_to_dict(value: Any) -> Any:
     if callable(dump):
         return dump(exclude_none=True)
     return value
+
+
+def json_fields(data: object) -> dict[str, Any] | None:
+    """``data`` as a dict of fields when it is one (a "before" validator's raw input), else
+    None."""
+    return cast("dict[str, Any]", data) if isinstance(data, dict) else None
 
 
 def _to_snake(name: str) -> str:

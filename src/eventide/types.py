@@ -14,7 +14,13 @@ from typing import Any, Literal, cast
 
 from pydantic import ConfigDict, Field, model_validator
 
-from eventide._model import EventideModel, camel_case_keys, foreign_to_dict, snake_case_keys
+from eventide._model import (
+    EventideModel,
+    camel_case_keys,
+    foreign_to_dict,
+    json_fields,
+    snake_case_keys,
+)
 
 __all__ = [
     "Blob",
@@ -32,6 +38,7 @@ __all__ = [
     "GroundingSupport",
     "Part",
     "RetrievedContext",
+    "Schema",
     "SearchEntryPoint",
     "Segment",
     "ThinkingConfig",
@@ -255,6 +262,81 @@ class ThinkingConfig(_Accepting):
     include_thoughts: bool | None = None
 
 
+class Schema(_Accepting):
+    """A schema in the Gemini API's OpenAPI subset (``type='OBJECT'``, ``properties``...),
+    as google-adk code writes tool declarations; :meth:`to_json_schema` converts it."""
+
+    type: str | None = None
+    description: str | None = None
+    format: str | None = None
+    nullable: bool | None = None
+    enum: list[str] | None = None
+    properties: dict[str, Schema] | None = None
+    required: list[str] | None = None
+    items: Schema | None = None
+    any_of: list[Schema] | None = None
+    default: Any | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    title: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_type_enum(cls, data: Any) -> Any:
+        # google-genai's ``Type.OBJECT`` is a str enum; keep its value.
+        fields = json_fields(data)
+        if fields is not None and fields.get("type") is not None:
+            kind: object = fields["type"]
+            return {**fields, "type": getattr(kind, "value", kind)}
+        return data
+
+    def to_json_schema(self) -> dict[str, Any]:
+        """This schema as JSON Schema (lower-case types, ``anyOf``, nullable as a union)."""
+        return _json_schema(self.model_dump(exclude_none=True))
+
+
+def _json_schema(schema: Any) -> dict[str, Any]:
+    """JSON Schema from an OpenAPI-subset schema (a ``Schema``, google-genai's, or a dict,
+    which may already be JSON Schema)."""
+    if isinstance(schema, Schema):
+        return _convert_schema(schema.model_dump(exclude_none=True))
+    fields = json_fields(schema)
+    if fields is None:
+        fields = Schema.model_validate(schema).model_dump(exclude_none=True)
+    return _convert_schema(fields)
+
+
+_SCHEMA_KEYS = {"any_of": "anyOf", "min_items": "minItems", "max_items": "maxItems"}
+
+
+def _convert_schema(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        key = _SCHEMA_KEYS.get(key, key)
+        if key == "type" and isinstance(value, str):
+            value = getattr(value, "value", value).lower()
+        elif key == "properties" and isinstance(value, dict):
+            properties = cast("dict[str, object]", value)
+            value = {name: _convert_schema(_plain(sub)) for name, sub in properties.items()}
+        elif key == "items" and value is not None:
+            value = _convert_schema(_plain(value))
+        elif key == "anyOf" and isinstance(value, list):
+            value = [_convert_schema(_plain(sub)) for sub in cast("list[object]", value)]
+        out[key] = value
+    if out.pop("nullable", None) and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
+def _plain(value: object) -> dict[str, Any]:
+    fields = json_fields(value)
+    if fields is not None:
+        return fields
+    return Schema.model_validate(value).model_dump(exclude_none=True)
+
+
 class FunctionDeclaration(_Accepting):
     """A tool as the model sees it: name, description and a JSON Schema of its parameters."""
 
@@ -266,15 +348,32 @@ class FunctionDeclaration(_Accepting):
     @model_validator(mode="before")
     @classmethod
     def _accept_parameters(cls, data: Any) -> Any:
-        # The Gemini API also names the schema ``parameters`` (an OpenAPI subset); a dict
-        # given there is taken as JSON Schema.
-        if not isinstance(data, dict):
+        # The Gemini API also names the schema ``parameters`` (an OpenAPI subset: a
+        # ``Schema``, google-genai's, or a dict), converted here to JSON Schema.
+        fields = _declaration_fields(data)
+        if fields is None:
             return data
-        fields = cast("dict[str, Any]", data)
-        if "parameters" in fields and "parameters_json_schema" not in fields:
-            fields = dict(fields)
-            fields["parameters_json_schema"] = foreign_to_dict(fields.pop("parameters"))
+        params = fields.pop("parameters")
+        if params is not None and fields.get("parameters_json_schema") is None:
+            fields["parameters_json_schema"] = _json_schema(params)
         return fields
+
+
+def _declaration_fields(data: object) -> dict[str, Any] | None:
+    """A function declaration's fields when they include ``parameters`` (a copy), else None."""
+    found = json_fields(data)
+    if found is not None:
+        return dict(found) if "parameters" in found else None
+    if not _is_genai(data, "FunctionDeclaration"):
+        return None
+    declaration: Any = data
+    return {
+        "name": declaration.name,
+        "description": declaration.description,
+        "parameters": declaration.parameters,
+        "parameters_json_schema": declaration.parameters_json_schema,
+        "response_json_schema": declaration.response_json_schema,
+    }
 
 
 class Tool(_Accepting):
