@@ -361,7 +361,7 @@ def _serve(
     workers: str,
     dbos_db: str | None,
 ) -> None:
-    console, errors = _consoles()
+    console, _ = _consoles()
     try:
         queue = _invocation_queue(workers, dbos_db, session_db)
         api, apps = _build_server(
