@@ -177,6 +177,7 @@ async def test_a_worker_killed_mid_invocation_is_finished_by_the_other(
 
         starts = Counter(line.split()[2] for line in workers.ledger_lines() if "start " in line)
         (book,) = [c.id for e in final.events for c in e.get_function_calls() if c.name == "book"]
+        assert book is not None
         assert starts[book] == 2
         assert all(n == 1 for call_id, n in starts.items() if call_id != book)
         models = sum(1 for line in workers.ledger_lines() if line.startswith("model "))

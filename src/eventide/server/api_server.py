@@ -15,11 +15,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-<<<<<<< HEAD
-from typing import TYPE_CHECKING, Any
-=======
-from typing import Any, cast
->>>>>>> main
+from typing import TYPE_CHECKING, Any, cast
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import RedirectResponse
