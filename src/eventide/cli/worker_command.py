@@ -71,7 +71,11 @@ def run_worker(
         worker_concurrency=worker_concurrency,
     )
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_sigterm)
     worker.start()
     print(f"Worker {executor_id} is running the apps {', '.join(folders)}", flush=True)
     try:

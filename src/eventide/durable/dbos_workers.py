@@ -31,6 +31,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, EnqueueOptions
+from sqlalchemy.exc import OperationalError
 
 from eventide import types
 from eventide._database_urls import normalize_database_url
@@ -200,7 +201,7 @@ class DbosWorker:
         )
         try:
             self._lock_connection = self._engine.connect()
-        except sa.exc.OperationalError as exc:
+        except OperationalError as exc:
             raise _unreachable(self.system_database_url, exc) from exc
         # Held for the life of the process: PostgreSQL releases it when the process dies.
         self._lock_connection.execute(
@@ -299,7 +300,7 @@ class InvocationQueue:
             self._client = DBOSClient(
                 system_database_url=_sync_url(system_database_url), system_database_pool_size=2
             )
-        except sa.exc.OperationalError as exc:
+        except OperationalError as exc:
             raise _unreachable(system_database_url, exc) from exc
 
     def enqueue(
@@ -328,7 +329,7 @@ class InvocationQueue:
         }
         try:
             self._client.enqueue(options, app_name, user_id, session_id, message, invocation_id)
-        except sa.exc.OperationalError as exc:
+        except OperationalError as exc:
             raise _unreachable(self._url, exc) from exc
         return invocation_id
 
