@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (imported on first 
         EventsCompactionConfig,
         LlmEventSummarizer,
     )
+    from eventide.history.context_limits import ContextLimit
     from eventide.memory.sql_memory_service import SqlMemoryService
     from eventide.models.anthropic_llm import AnthropicLlm, Claude
     from eventide.models.gemini_llm import Gemini, GeminiLlm
