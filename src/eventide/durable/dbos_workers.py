@@ -38,7 +38,7 @@ from eventide._database_urls import normalize_database_url
 from eventide._ids import new_invocation_id
 from eventide.durable.log import ENDED, FINISHED, invocation_mark
 from eventide.durable.plan import unfinished_invocation
-from eventide.errors import BackendError, UsageError
+from eventide.errors import BackendError, InvocationFailedError, UsageError
 from eventide.events import Event
 from eventide.runner import Runner
 from eventide.sessions.base_session_service import BaseSessionService
@@ -60,10 +60,6 @@ _LOCK_PREFIX = "eventide-worker:"
 RunnerFactory = Callable[[str], Runner]
 """Builds the Runner of an app by name, on the worker's event loop (its session service
 connects there); it must return a resumable Runner."""
-
-
-class InvocationFailedError(BackendError):
-    """The invocation's workflow ended in error or was cancelled (see the message)."""
 
 
 # The worker's runners, built on DBOS's event loop on first use (one worker per process).
