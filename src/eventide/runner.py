@@ -626,7 +626,8 @@ class Runner:
             _add_run_metadata(event, ctx.run_config.custom_metadata)
         if self.resumable:
             _mark_started(event)
-        ctx.hold_temp_state(event.actions.state_delta)
+        if state_delta:
+            ctx.hold_temp_state(event.actions.state_delta)
         await self.session_service.append_event(ctx.session, event)
 
     def _agent_for_turn(self, ctx: InvocationContext) -> BaseAgent:

@@ -188,7 +188,7 @@ class InMemorySessionService(BaseSessionService):
         # Stored events are Event instances already: set without validating each one again
         # (that alone cost 0.2 ms a read at 5,000 events, more than a whole turn), and
         # straight into the field (pydantic's __setattr__ costs microseconds a call).
-        session.__dict__["events"] = list(events)
+        object.__setattr__(session, "events", list(events))
         session.__pydantic_fields_set__.add("events")
         return session
 
