@@ -1,7 +1,8 @@
 """Session services: where conversations and their state are stored.
 
-``SqlSessionService`` (SQLite, PostgreSQL) is imported on first access: it needs the
-``sql`` extra.
+``SqlSessionService`` (SQLite, PostgreSQL) and its google-adk names
+``DatabaseSessionService`` and ``SqliteSessionService`` are imported on first access: they
+need the ``sql`` extra.
 """
 
 from typing import Any
@@ -12,17 +13,19 @@ from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Se
 
 __all__ = [
     "BaseSessionService",
+    "DatabaseSessionService",
     "GetSessionConfig",
     "InMemorySessionService",
     "ListSessionsResponse",
     "Session",
     "SqlSessionService",
+    "SqliteSessionService",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "SqlSessionService":
-        from eventide.sessions.sql_session_service import SqlSessionService
+    if name in ("DatabaseSessionService", "SqlSessionService", "SqliteSessionService"):
+        from eventide.sessions import sql_session_service
 
-        return SqlSessionService
+        return getattr(sql_session_service, name)
     raise AttributeError(f"module 'eventide.sessions' has no attribute {name!r}")

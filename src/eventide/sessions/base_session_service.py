@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from eventide._ids import new_id
 from eventide.events import Event
@@ -12,6 +16,8 @@ from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Se
 from eventide.state import State, check_json_value
 
 __all__ = ["BaseSessionService", "apply_delta_to_scopes", "prepare_event_for_commit"]
+
+_T = TypeVar("_T")
 
 
 class BaseSessionService(ABC):
@@ -23,6 +29,9 @@ class BaseSessionService(ABC):
     update the caller's ``session`` object (state and events), folding in events that other
     writers appended since the caller read it.
     """
+
+    # The private event loop of the *_sync methods (created on first use).
+    _sync_loop: asyncio.AbstractEventLoop | None = None
 
     @abstractmethod
     async def create_session(
@@ -88,8 +97,89 @@ class BaseSessionService(ABC):
     async def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release connections. The service is unusable afterwards."""
 
+    # --- synchronous conveniences (google-adk names), for scripts and notebooks ---
+    def create_session_sync(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """:meth:`create_session` from synchronous code (see :meth:`_run_sync`)."""
+        return self._run_sync(
+            self.create_session(
+                app_name=app_name, user_id=user_id, state=state, session_id=session_id
+            )
+        )
+
+    def get_session_sync(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """:meth:`get_session` from synchronous code."""
+        return self._run_sync(
+            self.get_session(
+                app_name=app_name, user_id=user_id, session_id=session_id, config=config
+            )
+        )
+
+    def list_sessions_sync(
+        self,
+        *,
+        app_name: str,
+        user_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+    ) -> ListSessionsResponse:
+        """:meth:`list_sessions` from synchronous code."""
+        return self._run_sync(
+            self.list_sessions(
+                app_name=app_name, user_id=user_id, page_size=page_size, page_token=page_token
+            )
+        )
+
+    def delete_session_sync(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """:meth:`delete_session` from synchronous code."""
+        self._run_sync(
+            self.delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+        )
+
+    def close_sync(self) -> None:
+        """:meth:`close` from synchronous code; also closes the private event loop."""
+        self._run_sync(self.close())
+        loop, self._sync_loop = self._sync_loop, None
+        if loop is not None:
+            loop.close()
+
+    def _run_sync(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``coro`` to completion from synchronous code.
+
+        Normally on this service's private event loop, kept across calls so services that
+        hold connections keep them (``close_sync`` closes it). Where an event loop is
+        already running in this thread (a notebook cell), on a fresh loop in a helper
+        thread while the caller waits."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                return pool.submit(asyncio.run, coro).result()
+        with _SYNC_LOCK:
+            loop = self._sync_loop
+            if loop is None or loop.is_closed():
+                loop = self._sync_loop = asyncio.new_event_loop()
+            return loop.run_until_complete(coro)
+
 
 _TEMP = State.TEMP_PREFIX
+# Sync calls share one lock: a private loop runs one coroutine at a time.
+_SYNC_LOCK = threading.Lock()
 
 
 def prepare_event_for_commit(event: Event) -> None:

@@ -102,15 +102,11 @@ class InMemorySessionService(BaseSessionService):
         )
         start = int(page_token) if page_token else 0
         end = len(keys) if page_size is None else start + page_size
-        sessions = [
-            Session(
-                id=sid,
-                app_name=app,
-                user_id=uid,
-                last_update_time=self._sessions[(app, uid, sid)].last_update_time,
-            )
-            for app, uid, sid in keys[start:end]
-        ]
+        sessions = []
+        for app, uid, sid in keys[start:end]:
+            listed = self._snapshot(app, uid, sid, self._sessions[(app, uid, sid)], None)
+            listed.events = []
+            sessions.append(listed)
         return ListSessionsResponse(
             sessions=sessions, next_page_token=str(end) if end < len(keys) else None
         )

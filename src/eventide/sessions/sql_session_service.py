@@ -59,10 +59,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import time
 from collections import OrderedDict
 from typing import Any
 
+from eventide._database_urls import MEMORY_PATH, parse_database_url
 from eventide._ids import new_id
 from eventide.errors import (
     ConfigurationError,
@@ -91,7 +93,7 @@ from eventide.sessions.sql_session_store import (
 )
 from eventide.state import State, check_json_value
 
-__all__ = ["SqlSessionService"]
+__all__ = ["DatabaseSessionService", "SqlSessionService", "SqliteSessionService"]
 
 _DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 
@@ -100,9 +102,11 @@ class SqlSessionService(BaseSessionService):
     """Sessions in SQLite or PostgreSQL, safe for many processes. See the module docstring.
 
     Args:
-        url: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or a
-            PostgreSQL URL (``postgresql://user@host:5432/db``); the async drivers
-            (aiosqlite-compatible SQLite, asyncpg) are chosen for you.
+        url: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``,
+            ``sqlite:///:memory:`` (a database that lives as long as the service) or a
+            PostgreSQL URL (``postgresql://user@host:5432/db``); any driver suffix
+            SQLAlchemy knows is accepted. SQLite is served by the standard library's
+            sqlite3, PostgreSQL by asyncpg, whatever driver the URL names.
         synchronous: SQLite only: ``"NORMAL"`` (default) or ``"FULL"``.
         busy_timeout: SQLite only: seconds to wait for another process's write lock.
         compare_and_set: refuse (``StaleSessionError``) an append whose session copy is
@@ -295,11 +299,17 @@ class SqlSessionService(BaseSessionService):
         next_token = None
         if page_size is not None and len(rows) > page_size:
             rows = rows[:page_size]
-            next_token = _encode_token(rows[-1][0], rows[-1][1])
+            next_token = _encode_token(rows[-1].user_id, rows[-1].session_id)
         return ListSessionsResponse(
             sessions=[
-                Session(id=sid, app_name=app_name, user_id=uid, last_update_time=updated)
-                for uid, sid, updated in rows
+                Session(
+                    id=row.session_id,
+                    app_name=app_name,
+                    user_id=row.user_id,
+                    state=row.state,
+                    last_update_time=row.update_time,
+                )
+                for row in rows
             ],
             next_page_token=next_token,
         )
@@ -465,38 +475,23 @@ class _ParsedLog:
 def _open_store(
     url: str, *, synchronous: str, busy_timeout: float, engine_kwargs: dict[str, Any] | None
 ) -> SessionStore:
+    parsed = parse_database_url(url, setting="url")
     try:
-        from sqlalchemy.engine import make_url
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ConfigurationError(
-            "SqlSessionService needs SQLAlchemy: pip install 'eventide[sql]'."
-        ) from exc
-    try:
-        parsed = make_url(url)
-    except Exception as exc:  # SQLAlchemy raises ArgumentError; keep the message uniform
-        raise ConfigurationError(f"Cannot parse the database URL {url!r}: {exc}") from exc
-    backend = parsed.get_backend_name()
-    if backend == "sqlite":
-        path = parsed.database or ""
-        if path in ("", ":memory:") or path.startswith("file::memory:"):
-            raise ConfigurationError(
-                f"SqlSessionService needs a SQLite file, not an in-memory database ({url!r}): "
-                "use e.g. 'sqlite:///sessions.db', or InMemorySessionService for tests."
-            )
-        from eventide.sessions.sqlite_session_store import SqliteSessionStore
+        if parsed.sqlite_path is not None:
+            from eventide.sessions.sqlite_session_store import SqliteSessionStore
 
-        return SqliteSessionStore(path, synchronous=synchronous, busy_timeout=busy_timeout)
-    if backend in ("postgresql", "postgres"):
+            return SqliteSessionStore(
+                parsed.sqlite_path, synchronous=synchronous, busy_timeout=busy_timeout
+            )
         from eventide.sessions.postgres_session_store import PostgresSessionStore
 
-        asyncpg_url = parsed.set(drivername="postgresql+asyncpg")
-        return PostgresSessionStore(
-            asyncpg_url.render_as_string(hide_password=False), engine_kwargs=engine_kwargs
-        )
-    raise ConfigurationError(
-        f"Unsupported database URL {url!r}: SqlSessionService speaks SQLite "
-        "('sqlite:///file.db') and PostgreSQL ('postgresql://user@host/db')."
-    )
+        assert parsed.postgres_url is not None
+        return PostgresSessionStore(parsed.postgres_url, engine_kwargs=engine_kwargs)
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ConfigurationError(
+            f"SqlSessionService needs the sql extra for {parsed.dialect}: "
+            "pip install 'eventide[sql]'."
+        ) from exc
 
 
 def _encode_token(user_id: str, session_id: str) -> str:
@@ -515,3 +510,48 @@ def _decode_token(token: str) -> tuple[str, str]:
         f"Invalid page_token {token!r}: pass the next_page_token of a previous "
         "list_sessions call unchanged."
     )
+
+
+class DatabaseSessionService(SqlSessionService):
+    """google-adk's name for :class:`SqlSessionService`: ``DatabaseSessionService(db_url=...)``.
+
+    Every URL form google-adk users write works (``sqlite:///x.db``,
+    ``sqlite+aiosqlite:///:memory:``, ``postgresql+psycopg2://...``, ...); see
+    :mod:`eventide._database_urls` for what each means. Keyword arguments are
+    :class:`SqlSessionService`'s.
+    """
+
+    def __init__(self, db_url: str, **kwargs: Any) -> None:
+        super().__init__(db_url, **kwargs)
+
+
+class SqliteSessionService(SqlSessionService):
+    """google-adk's ``SqliteSessionService(db_path)``: sessions in one SQLite file.
+
+    Args:
+        db_path: a file path (any name; created if missing), ``:memory:``, or a
+            ``sqlite:///`` URL.
+        **kwargs: :class:`SqlSessionService`'s keyword arguments.
+
+    Raises:
+        ConfigurationError: ``db_path`` is a URL of another database.
+    """
+
+    def __init__(self, db_path: str, **kwargs: Any) -> None:
+        text = str(db_path).strip()
+        if "://" in text:
+            if parse_database_url(text, setting="db_path").dialect != "sqlite":
+                raise ConfigurationError(
+                    f"SqliteSessionService(db_path={db_path!r}) needs a SQLite file; use "
+                    "DatabaseSessionService(db_url=...) for other databases."
+                )
+            url = text
+        elif text == MEMORY_PATH:
+            url = f"sqlite:///{MEMORY_PATH}"
+        elif not text:
+            raise ConfigurationError(
+                "SqliteSessionService(db_path='') names no file; give a path like 'sessions.db'."
+            )
+        else:
+            url = f"sqlite:///{os.path.abspath(os.path.expanduser(text))}"
+        super().__init__(url, **kwargs)

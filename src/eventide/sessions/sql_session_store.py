@@ -16,11 +16,13 @@ from eventide.errors import CorruptRecordError
 __all__ = [
     "AppendOutcome",
     "AppendRequest",
+    "ListedSession",
     "LoadedSession",
     "SessionStore",
     "StoredEvent",
     "dumps_json",
     "encode_json",
+    "listed_session",
     "loads_state",
     "merged_state",
     "split_delta",
@@ -88,6 +90,16 @@ class LoadedSession:
     events: list[StoredEvent]
 
 
+@dataclass(slots=True, kw_only=True)
+class ListedSession:
+    """A session as ``list`` returns it: ids, update time and merged state."""
+
+    user_id: str
+    session_id: str
+    update_time: float
+    state: dict[str, Any]
+
+
 class SessionStore(Protocol):
     """What ``SqlSessionService`` needs from a database."""
 
@@ -130,8 +142,8 @@ class SessionStore(Protocol):
         user_id: str | None,
         limit: int | None,
         after: tuple[str, str] | None,
-    ) -> list[tuple[str, str, float]]:
-        """(user_id, session_id, update_time) rows ordered by (user_id, session_id)."""
+    ) -> list[ListedSession]:
+        """The app's (or one user's) sessions ordered by (user_id, session_id)."""
         ...
 
     async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
@@ -204,3 +216,15 @@ def merged_state(row: Any, app_name: str, user_id: str, session_id: str) -> dict
     state.update(loads_state(row[5], f"user {user_id!r} of app {app_name!r}"))
     state.update(loads_state(row[1], f"session {session_id!r}"))
     return state
+
+
+def listed_session(row: Any, app_name: str) -> ListedSession:
+    """A ``ListedSession`` from a (user_id, id, update_time, session state, app state,
+    user state) row."""
+    user_id, session_id = row[0], row[1]
+    state = loads_state(row[4], f"app {app_name!r}")
+    state.update(loads_state(row[5], f"user {user_id!r} of app {app_name!r}"))
+    state.update(loads_state(row[3], f"session {session_id!r}"))
+    return ListedSession(
+        user_id=user_id, session_id=session_id, update_time=float(row[2]), state=state
+    )
