@@ -41,6 +41,7 @@ __all__ = [
     "test_list_sessions_filters_pages_and_omits_events",
     "test_list_sessions_returns_each_sessions_state",
     "test_non_json_state_value_is_rejected_and_nothing_is_stored",
+    "test_nul_character_in_state_is_refused_everywhere",
     "test_partial_events_are_never_stored",
     "test_stale_copy_gets_newer_events_folded_in",
     "test_sync_methods_work_from_plain_code",
@@ -541,3 +542,20 @@ async def test_sync_methods_work_from_plain_code(session_service: BaseSessionSer
     assert session_service.get_session_sync(app_name=app, user_id="u", session_id="s") is None
     # The async methods keep working on the test's own loop afterwards.
     assert await session_service.get_session(app_name=app, user_id="u", session_id="s") is None
+
+
+async def test_nul_character_in_state_is_refused_everywhere(
+    session_service: BaseSessionService,
+) -> None:
+    """Contract (JSON validation, the same on every store): a state key or string value
+    holding U+0000 is refused with InvalidStateValueError and nothing is stored, because
+    PostgreSQL cannot store it (found by the differential test: PostgreSQL failed with a
+    BackendError while memory and SQLite accepted it)."""
+    session = await session_service.create_session(app_name=_app(), user_id="u")
+    for delta in ({"k": "a\x00b"}, {"k\x00": 1}, {"k": {"nested": ["\x00"]}}):
+        with pytest.raises(InvalidStateValueError, match="NUL"):
+            await session_service.append_event(session, _event(**delta))
+    with pytest.raises(InvalidStateValueError, match="NUL"):
+        await session_service.create_session(app_name=_app(), user_id="u", state={"k": "\x00"})
+    fresh = await _reload(session_service, session)
+    assert fresh.events == [] and fresh.state == {}

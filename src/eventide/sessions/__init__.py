@@ -10,6 +10,7 @@ from typing import Any
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
+from eventide.sessions.session_service import SessionService
 
 __all__ = [
     "BaseSessionService",
@@ -18,6 +19,7 @@ __all__ = [
     "InMemorySessionService",
     "ListSessionsResponse",
     "Session",
+    "SessionService",
     "SqlSessionService",
     "SqliteSessionService",
 ]

@@ -15,7 +15,7 @@ from eventide.events import Event
 from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
 from eventide.state import State, check_json_value
 
-__all__ = ["BaseSessionService", "apply_delta_to_scopes", "prepare_event_for_commit"]
+__all__ = ["BaseSessionService", "prepare_event_for_commit"]
 
 _T = TypeVar("_T")
 
@@ -23,11 +23,12 @@ _T = TypeVar("_T")
 class BaseSessionService(ABC):
     """Stores sessions and commits events to them.
 
-    A backend implements the abstract methods. ``append_event`` is the commit point of the
-    event loop: it validates the event, strips ``temp:`` keys, and hands it to the backend's
-    ``_append_event``, which must store the event and its state changes atomically and
-    update the caller's ``session`` object (state and events), folding in events that other
-    writers appended since the caller read it.
+    Eventide's own services are all :class:`~eventide.sessions.session_service.SessionService`
+    over a store; a custom backend may also implement the abstract methods directly.
+    ``append_event`` is the commit point of the event loop: it validates the event, strips
+    ``temp:`` keys, and hands it to ``_append_event``, which must store the event and its
+    state changes atomically and update the caller's ``session`` object (state and events),
+    folding in events that other writers appended since the caller read it.
     """
 
     # The private event loop of the *_sync methods (created on first use).
@@ -74,24 +75,39 @@ class BaseSessionService(ABC):
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session and its events. Deleting a missing session is not an error."""
 
-    async def append_event(self, session: Session, event: Event) -> Event:
+    async def append_event(
+        self, session: Session, event: Event, *, compare_and_set: bool | None = None
+    ) -> Event:
         """Commit ``event`` to ``session``: store it and apply its state changes atomically.
 
         A partial event is returned untouched and never stored. ``temp:`` keys are removed
         from the event's ``state_delta``. The event gets an id and timestamp if it lacks them.
 
+        Args:
+            session: the caller's copy; it gets the event, the new state, and any events
+                other writers committed since it was read.
+            event: the event to commit.
+            compare_and_set: refuse the append (``StaleSessionError``) when ``session`` is
+                behind the stored log; None uses the service's setting.
+
         Raises:
             InvalidStateValueError: a state value is not JSON data; nothing is stored.
-            BackendError: the store failed; nothing of this event is stored.
+            StaleSessionError: compare-and-set was asked and another writer appended first.
+            SessionNotFoundError: the session does not exist (any more).
+            RecordTooLargeError: the event is over the service's size limit; nothing stored.
+            BackendError: the store failed; nothing of this event is stored, or it is
+                stored whole (appending it again is safe: event ids are idempotent).
         """
         if event.partial:
             return event
         prepare_event_for_commit(event)
-        await self._append_event(session, event)
+        await self._append_event(session, event, compare_and_set)
         return event
 
     @abstractmethod
-    async def _append_event(self, session: Session, event: Event) -> None:
+    async def _append_event(
+        self, session: Session, event: Event, compare_and_set: bool | None
+    ) -> None:
         """Store the prepared event and its state changes in one atomic step."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
@@ -199,19 +215,3 @@ def prepare_event_for_commit(event: Event) -> None:
         if temp_keys:
             for key in temp_keys:
                 del delta[key]
-
-
-def apply_delta_to_scopes(
-    delta: dict[str, Any],
-    app_state: dict[str, Any],
-    user_state: dict[str, Any],
-    session_state: dict[str, Any],
-) -> None:
-    """Route each key of a (temp-free) delta to the scope its prefix names."""
-    for key, value in delta.items():
-        if key.startswith(State.APP_PREFIX):
-            app_state[key] = value
-        elif key.startswith(State.USER_PREFIX):
-            user_state[key] = value
-        else:
-            session_state[key] = value

@@ -29,8 +29,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from eventide.errors import BackendError
-from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
-from eventide.sessions.sql_session_store import (
+from eventide.sessions.session_store import (
     AppendOutcome,
     AppendRequest,
     ListedSession,
@@ -40,6 +39,7 @@ from eventide.sessions.sql_session_store import (
     listed_session,
     merged_state,
 )
+from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
 
 if TYPE_CHECKING:
     from sqlalchemy import TextClause

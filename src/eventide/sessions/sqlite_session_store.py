@@ -39,8 +39,7 @@ from typing import Any, TypeVar
 
 from eventide._database_urls import MEMORY_PATH
 from eventide.errors import BackendError, CorruptRecordError
-from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
-from eventide.sessions.sql_session_store import (
+from eventide.sessions.session_store import (
     AppendOutcome,
     AppendRequest,
     ListedSession,
@@ -52,6 +51,7 @@ from eventide.sessions.sql_session_store import (
     loads_state,
     merged_state,
 )
+from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
 
 __all__ = ["SqliteSessionStore"]
 

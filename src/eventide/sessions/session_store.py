@@ -1,8 +1,10 @@
-"""The seam between ``SqlSessionService`` and its per-database stores.
+"""The seam between ``SessionService`` and its stores.
 
-A store speaks one database (SQLite, PostgreSQL) and moves plain data: JSON text and dicts.
-The service turns that into ``Session`` and ``Event`` objects and applies the semantics that
-all stores share.
+A store (in memory, SQLite, PostgreSQL) only moves rows: JSON text and plain dicts, each
+operation atomic. Every rule of the session contract -- scopes by prefix, ``temp:`` removal,
+id and JSON validation, size limits, folding stale copies, compare-and-set, idempotency by
+event id -- lives once, in :class:`eventide.sessions.session_service.SessionService`; a store
+implements exactly the operations below and reports what happened.
 """
 
 from __future__ import annotations
@@ -101,7 +103,16 @@ class ListedSession:
 
 
 class SessionStore(Protocol):
-    """What ``SqlSessionService`` needs from a database."""
+    """What ``SessionService`` needs from a store.
+
+    ``append`` is one atomic step: under the session's write lock it checks the session
+    exists, refuses when ``compare_and_set`` is asked and the log is not ``expected_seq``
+    long, skips an event id already stored (``duplicate``), else stores the event as number
+    ``last_seq + 1`` and merges the three deltas into the session's, the app's and the
+    user's state. Whenever the log had moved past ``expected_seq``, it also returns (from
+    the same snapshot, or None to let the service read them) the events the caller's copy
+    lacks and the merged state.
+    """
 
     dialect: str
 
