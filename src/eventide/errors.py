@@ -13,6 +13,7 @@
     │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
     │   └── AppLoadError                    an agent app that cannot be found or imported
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
+    │   └── ToolArgumentsError (ValueError)  a tool call's arguments do not match the tool
     ├── ModelError                          the model provider reported an error or failed
     ├── CredentialExchangeError             an OAuth2 token endpoint refused or failed an exchange
     ├── ToolError                           a tool raised; ``__cause__`` holds the original
@@ -44,16 +45,19 @@ __all__ = [
     "InternalError",
     "InvalidArtifactNameError",
     "InvalidStateValueError",
+    "InvocationNotFoundError",
     "LimitExceededError",
     "LlmCallsLimitExceededError",
     "McpConnectionError",
     "ModelBehaviorError",
     "ModelError",
     "RecordTooLargeError",
+    "ResumeError",
     "RunnerClosedError",
     "SchemaVersionError",
     "SessionNotFoundError",
     "StaleSessionError",
+    "ToolArgumentsError",
     "ToolError",
     "UsageError",
 ]
@@ -107,6 +111,19 @@ class InvalidStateValueError(UsageError, TypeError):
         self.value_type = value_type
 
 
+class ResumeError(UsageError):
+    """An invocation cannot be resumed (finished, paused for the user, not resumable, or
+    the agent tree no longer matches its events); the message says what to do instead."""
+
+    def __init__(self, message: str, *, invocation_id: str) -> None:
+        super().__init__(message)
+        self.invocation_id = invocation_id
+
+
+class InvocationNotFoundError(ResumeError, LookupError):
+    """The session has no invocation with the given id."""
+
+
 class InvalidArtifactNameError(UsageError):
     """An artifact file name that is empty, absolute, or escapes its folder."""
 
@@ -130,6 +147,12 @@ class AppLoadError(UsageError):
 
 class ModelBehaviorError(EventideError):
     """The model produced output Eventide cannot use (malformed JSON, schema mismatch)."""
+
+
+class ToolArgumentsError(ModelBehaviorError, ValueError):
+    """The model's arguments do not match a tool's parameters. The flow answers the call
+    with this message so the model can correct itself; it reaches the caller only when a
+    tool is called directly (``FunctionTool.validate_args``)."""
 
 
 class ModelError(EventideError):

@@ -28,7 +28,6 @@ from eventide.errors import (
     InvalidStateValueError,
     RunnerClosedError,
     SessionNotFoundError,
-    UsageError,
 )
 
 
@@ -448,11 +447,15 @@ def test_sync_run_and_early_break_cancels_cleanly() -> None:
     runner.close_sync()
 
 
-async def test_sync_run_refuses_inside_event_loop() -> None:
-    """Runner.run inside a running loop is a clear usage error pointing to run_async."""
+async def test_sync_run_inside_event_loop_runs_on_a_worker_thread() -> None:
+    """Spec "async-first with a sync convenience run": Runner.run inside a running loop
+    (a notebook, an async test) runs the invocation on a worker thread, as google-adk does."""
     runner, sid = await new_runner(agent("a", _no_events))
-    with pytest.raises(UsageError, match="run_async"):
-        next(iter(runner.run(user_id="u", session_id=sid, new_message="x")))
+    events = list(runner.run(user_id="u", session_id=sid, new_message="x"))
+    assert events == []
+    session = await runner.session_service.get_session(app_name="app", user_id="u", session_id=sid)
+    assert session is not None and [e.author for e in session.events] == ["user"]
+    await runner.close()
 
 
 async def test_add_sessions_to_memory_opt_in() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -64,6 +65,9 @@ class FakeProviderServer:
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        # Answers a request the emulated server would refuse (see openai_dialects.py),
+        # before any scripted reply is used.
+        self.check: Callable[[RecordedRequest], Reply | None] | None = None
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         server = self
@@ -87,16 +91,17 @@ class FakeProviderServer:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
+                request = RecordedRequest(
+                    method=self.command,
+                    path=self.path,
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=body,
+                )
                 with server._lock:
-                    server.requests.append(
-                        RecordedRequest(
-                            method=self.command,
-                            path=self.path,
-                            headers={k.lower(): v for k, v in self.headers.items()},
-                            body=body,
-                        )
-                    )
-                    reply = server._replies.popleft() if server._replies else None
+                    server.requests.append(request)
+                    reply = server.check(request) if server.check is not None else None
+                    if reply is None:
+                        reply = server._replies.popleft() if server._replies else None
                 if reply is None:
                     reply = Reply(status=500, body={"error": {"message": "no reply scripted"}})
                 self._send(reply)

@@ -8,7 +8,21 @@ from eventide.agents.base_agent import BaseAgent
 from eventide.errors import UsageError
 from eventide.plugins.base_plugin import BasePlugin
 
-__all__ = ["App"]
+__all__ = ["App", "ResumabilityConfig"]
+
+
+@dataclass(slots=True, kw_only=True, frozen=True)
+class ResumabilityConfig:
+    """Whether an app's invocations can be resumed after a crash (google-adk's name).
+
+    Attributes:
+        is_resumable: record, in each invocation's committed events, where the invocation
+            is (small markers: ``actions.agent_state`` before each step of a workflow agent,
+            ``actions.end_of_agent`` when an agent finishes), so ``Runner.resume_async``
+            can continue an unfinished invocation from its last committed event.
+    """
+
+    is_resumable: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -24,12 +38,14 @@ class App:
         root_agent: the agent that answers each turn.
         plugins: hooks applied to every agent, model and tool call.
         add_sessions_to_memory: add each finished invocation's session to memory.
+        resumability_config: make invocations resumable (see ``ResumabilityConfig``).
     """
 
     name: str
     root_agent: BaseAgent
     plugins: list[BasePlugin] = field(default_factory=list)
     add_sessions_to_memory: bool = False
+    resumability_config: ResumabilityConfig | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eventide import types
 from eventide.contexts import InvocationContext, ToolContext
-from eventide.errors import ToolError
+from eventide.errors import ToolArgumentsError, ToolError
 from eventide.events import Event, EventActions, ToolConfirmation
+from eventide.flows.resolved_agent import ResolvedAgent, first_result
 from eventide.tools.base_tool import BaseTool
-from eventide.tools.function_tool import FunctionTool, ToolArgumentsError, wrap_result
-
-if TYPE_CHECKING:
-    from eventide.agents.llm_agent import LlmAgent
+from eventide.tools.function_tool import FunctionTool, wrap_result
 
 __all__ = ["run_function_calls"]
 
 
 async def run_function_calls(
-    agent: LlmAgent,
+    agent: ResolvedAgent,
     ctx: InvocationContext,
     calls: list[types.FunctionCall],
     tools: dict[str, BaseTool],
@@ -65,7 +63,7 @@ async def run_function_calls(
 
 
 async def _run_one(
-    agent: LlmAgent,
+    agent: ResolvedAgent,
     ctx: InvocationContext,
     call: types.FunctionCall,
     tools: dict[str, BaseTool],
@@ -81,7 +79,7 @@ async def _run_one(
 
 
 async def _call_tool(
-    agent: LlmAgent,
+    agent: ResolvedAgent,
     call: types.FunctionCall,
     tools: dict[str, BaseTool],
     tool_context: ToolContext,
@@ -108,14 +106,18 @@ async def _call_tool(
                 return {"error": "This tool call needs the user's confirmation; waiting for it."}
         elif not confirmation.confirmed:
             return {"error": "The user declined this tool call; it was not run."}
-    result = await agent.handle_before_tool(tool, args, tool_context)
+    result = (
+        await first_result(agent.before_tool, tool, args, tool_context)
+        if agent.before_tool
+        else None
+    )
     if result is None:
         try:
             result = wrap_result(await tool.run_async(args=args, tool_context=tool_context))
         except ToolArgumentsError as exc:
             return {"error": str(exc)}
         except Exception as exc:
-            recovered = await agent.handle_tool_error(tool, args, tool_context, exc)
+            recovered = await first_result(agent.on_tool_error, tool, args, tool_context, exc)
             if recovered is None:
                 raise ToolError(
                     f"Tool {name!r} (call {call.id}) raised {type(exc).__name__}: {exc}. Fix "
@@ -125,7 +127,8 @@ async def _call_tool(
                     call_id=call.id,
                 ) from exc
             result = recovered
-        replaced = await agent.handle_after_tool(tool, args, tool_context, result)
-        if replaced is not None:
-            result = replaced
+        if agent.after_tool:
+            replaced = await first_result(agent.after_tool, tool, args, tool_context, result)
+            if replaced is not None:
+                result = replaced
     return result

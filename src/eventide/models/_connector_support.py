@@ -7,6 +7,7 @@ turns its SDK's exceptions into a :class:`ProviderFailure`.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import functools
 import inspect
 import json
@@ -15,6 +16,7 @@ import random
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import PrivateAttr
@@ -26,6 +28,7 @@ from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
 __all__ = [
+    "GEMINI_BUILTIN_TOOLS",
     "RETRYABLE_STATUS",
     "CallIdAssigner",
     "OpenedStream",
@@ -52,8 +55,21 @@ __all__ = [
 
 T = TypeVar("T")
 
-# 408 request timeout, 409 lock conflict, 429 rate limit, 5xx transient, 529 overloaded.
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+# 408 request timeout and 429 rate limit; any 5xx (529: overloaded) unless its body says the
+# request itself is invalid (see is_validation_message).
+RETRYABLE_STATUS = frozenset({408, 429})
+
+# Words of a request-validation error inside a 5xx body: llama.cpp's server (pydantic's
+# error list), FastAPI-based servers, and providers that answer an invalid request with 500.
+_VALIDATION_MARKERS = (
+    "validation error",
+    "literal_error",
+    "'loc': (",
+    '"loc": [',
+    "input should be",
+    "field required",
+    "invalid_request_error",
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -222,9 +238,11 @@ def status_code_failure(
     status: int, provider_code: str | None, message: str, *, provider: str
 ) -> ProviderFailure:
     """A failure for an HTTP error status, with the provider's own code when it has one."""
-    retry = status in RETRYABLE_STATUS
-    code = provider_code or str(status)
     lowered = f"{provider_code or ''} {message}".lower()
+    retry = status in RETRYABLE_STATUS or (
+        status >= 500 and not any(marker in lowered for marker in _VALIDATION_MARKERS)
+    )
+    code = provider_code or str(status)
     if "safety" in lowered or "content_filter" in lowered or "content_policy" in lowered:
         code = "SAFETY"
     return ProviderFailure(
@@ -385,15 +403,22 @@ def code_part_as_text(part: types.Part) -> str | None:
 
 
 def retry_after_seconds(headers: Any) -> float | None:
-    """The ``Retry-After`` (or ``retry-after-ms``) header of a failed response, in seconds."""
+    """The ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms`` header of a
+    failed response, in seconds."""
     if headers is None:
         return None
     try:
         millis = headers.get("retry-after-ms")
         if millis is not None:
             return float(millis) / 1000
-        seconds = headers.get("retry-after")
-        return float(seconds) if seconds is not None else None
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return float(value)
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(str(value))
+            return max(0.0, (when - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None
 
@@ -422,15 +447,19 @@ def _parameter_names(function: Callable[..., Any]) -> frozenset[str] | None:
     return frozenset(p.name for p in parameters)
 
 
+# The fields of ``types.Tool`` that switch on one of Gemini's built-in tools.
+GEMINI_BUILTIN_TOOLS = ("code_execution", "google_search", "url_context", "retrieval")
+
+
 def reject_builtin_tools(llm_request: LlmRequest, *, provider: str) -> None:
     """Refuse Gemini's built-in tools where a provider has no equivalent, rather than
     silently leaving them out.
 
     Raises:
-        UsageError: the request enables ``code_execution`` or ``google_search``.
+        UsageError: the request enables one of :data:`GEMINI_BUILTIN_TOOLS`.
     """
     for tool in llm_request.config.tools or ():
-        for name in ("code_execution", "google_search"):
+        for name in GEMINI_BUILTIN_TOOLS:
             if getattr(tool, name) is not None:
                 raise UsageError(
                     f"Tool(.., {name}=...) is a Gemini built-in tool, which {provider} cannot "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -38,6 +39,8 @@ __all__ = [
     "parse_chat_completion",
     "stream_chat_completion",
 ]
+
+_LOG = logging.getLogger("eventide.models")
 
 _FINISH_REASONS = {
     "stop": "STOP",
@@ -166,7 +169,9 @@ def _assistant_message(parts: list[types.Part], ids: CallIdAssigner) -> dict[str
                 texts.append(rendered)
     if not texts and not calls:
         return None
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    # "" rather than null next to tool calls: llama.cpp's and Ollama's servers refuse null,
+    # and every OpenAI-compatible server (and OpenAI) accepts "".
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
     if calls:
         message["tool_calls"] = calls
     return message
@@ -352,6 +357,17 @@ class ChatStreamAccumulator:
         """Whether a chunk carried a finish reason (a stream cut short never does)."""
         return self._finish is not None
 
+    @property
+    def complete(self) -> bool:
+        """Whether what arrived is usable without a finish reason: some text or tool calls,
+        and every tool call's arguments whole JSON."""
+        if not self._text and not self._calls:
+            return False
+        for slot in self._calls.values():
+            if not slot["name"] or json_arguments("".join(slot["arguments"]))[1] is not None:
+                return False
+        return True
+
     def completion(self) -> dict[str, Any]:
         """The aggregated response, shaped like a non-streaming Chat Completions body."""
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text) or None}
@@ -393,9 +409,17 @@ async def stream_chat_completion(
         for text, thought in accumulator.add(response_dict(chunk)):
             yield partial_text_response(text, thought=thought)
     if not accumulator.finished:
-        yield ProviderFailure(
-            code="MALFORMED_STREAM",
-            message="The stream ended without a finish reason (cut short?); retry the turn.",
-        ).to_response()
-        return
+        if not accumulator.complete:
+            yield ProviderFailure(
+                code="MALFORMED_STREAM",
+                message="The stream ended without a finish reason and without complete "
+                "content (cut short?); retry the turn.",
+            ).to_response()
+            return
+        # llama.cpp's server ends streams this way when tool_choice is set; what arrived
+        # is whole, so it is used.
+        _LOG.warning(
+            "The model's stream ended without a finish reason; its content is complete, "
+            "so it is used as the answer."
+        )
     yield parse_chat_completion(accumulator.completion(), calls_before=calls_before)

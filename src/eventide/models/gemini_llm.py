@@ -24,6 +24,7 @@ from typing import Any
 
 from eventide import types
 from eventide.models._connector_support import (
+    GEMINI_BUILTIN_TOOLS,
     OpenedStream,
     ProviderFailure,
     RemoteLlm,
@@ -216,10 +217,10 @@ def gemini_config(llm_request: LlmRequest, *, vertexai: bool) -> dict[str, Any]:
             entry["function_declarations"] = [
                 d.model_dump(exclude_none=True) for d in tool.function_declarations
             ]
-        if tool.code_execution is not None:
-            entry["code_execution"] = tool.code_execution
-        if tool.google_search is not None:
-            entry["google_search"] = tool.google_search
+        for builtin in GEMINI_BUILTIN_TOOLS:
+            setting = getattr(tool, builtin)
+            if setting is not None:
+                entry[builtin] = setting
         if entry:
             tools.append(entry)
     if tools:

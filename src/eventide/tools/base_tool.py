@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from eventide import types
 
@@ -29,6 +30,12 @@ class BaseTool(ABC):
         self.name = name
         self.description = description
         self.is_long_running = is_long_running
+
+    def with_name(self, name: str) -> Self:
+        """A shallow copy of this tool that the model calls ``name``."""
+        clone = copy.copy(self)
+        clone.name = name
+        return clone
 
     def get_declaration(self) -> types.FunctionDeclaration | None:
         """How the model sees the tool; None for tools that only change the request."""

@@ -13,11 +13,12 @@ import inspect
 import re
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pydantic
 
 from eventide import types
+from eventide.errors import ToolArgumentsError
 from eventide.tools.base_tool import BaseTool
 
 if TYPE_CHECKING:
@@ -30,10 +31,6 @@ _CONTEXT_PARAM = "tool_context"
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 _SECTION = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?|Attributes)\s*:\s*$")
-
-
-class ToolArgumentsError(ValueError):
-    """The model's arguments do not match the tool's parameters (sent back to the model)."""
 
 
 class FunctionTool(BaseTool):
@@ -82,6 +79,11 @@ class FunctionTool(BaseTool):
                 self.name, self.func, self._signature, self._arg_docs
             )
         return self._args_model_cache
+
+    def with_name(self, name: str) -> Self:
+        clone = super().with_name(name)
+        clone._declaration = None
+        return clone
 
     def get_declaration(self) -> types.FunctionDeclaration:
         if self._declaration is None:
