@@ -349,4 +349,3 @@ def test_memory_sqlite_and_postgres_answer_identically(postgres_sessions_url: st
             loop.run_until_complete(service.close())
         loop.close()
         folder.cleanup()
-
