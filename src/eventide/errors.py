@@ -7,6 +7,9 @@
     │   ├── AgentTreeError                  bad agent name, duplicate name, agent with two parents
     │   ├── AgentNotFoundError (LookupError) no agent by that name in the tree
     │   ├── SessionNotFoundError (LookupError) no such session: create it first
+    │   ├── InvocationNotFoundError (LookupError) no such invocation in the session's history
+    │   ├── EventNotFoundError (LookupError) no such event in the session's history
+    │   ├── ResumeError                     an invocation that cannot be resumed (finished, ...)
     │   ├── InvalidStateValueError          a state value that cannot be stored as JSON
     │   ├── InvalidArtifactNameError        an empty artifact name, or one escaping its folder
     │   ├── RunnerClosedError               the Runner was used after close()
@@ -41,6 +44,7 @@ __all__ = [
     "ConfigurationError",
     "CorruptRecordError",
     "CredentialExchangeError",
+    "EventNotFoundError",
     "EventideError",
     "InternalError",
     "InvalidArtifactNameError",
@@ -97,6 +101,25 @@ class SessionNotFoundError(UsageError, LookupError):
         self.session_id = session_id
 
 
+class InvocationNotFoundError(UsageError, LookupError):
+    """The session has no such invocation to rewind to or resume (it is unknown, of another
+    session, or was already rewound)."""
+
+    def __init__(self, message: str, *, invocation_id: str, session_id: str = "") -> None:
+        super().__init__(message)
+        self.invocation_id = invocation_id
+        self.session_id = session_id
+
+
+class EventNotFoundError(UsageError, LookupError):
+    """The event is not in the session's history."""
+
+    def __init__(self, message: str, *, session_id: str, event_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.event_id = event_id
+
+
 class InvalidStateValueError(UsageError, TypeError):
     """A state value that is not JSON data (dict, list, str, int, float, bool, None)."""
 
@@ -118,10 +141,6 @@ class ResumeError(UsageError):
     def __init__(self, message: str, *, invocation_id: str) -> None:
         super().__init__(message)
         self.invocation_id = invocation_id
-
-
-class InvocationNotFoundError(ResumeError, LookupError):
-    """The session has no invocation with the given id."""
 
 
 class InvalidArtifactNameError(UsageError):

@@ -38,6 +38,8 @@ from eventide.sessions.session import Session
 
 if TYPE_CHECKING:
     from eventide.auth.credential_service import BaseCredentialService
+    from eventide.history.compaction import EventsCompactionConfig
+    from eventide.models.base_llm import BaseLlm
 
 __all__ = ["InMemoryRunner", "Runner"]
 
@@ -66,6 +68,8 @@ class Runner:
         auto_create_session: create a missing session instead of raising.
         add_sessions_to_memory: after each invocation, add the session to the memory
             service (opt-in; needs ``memory_service``).
+        events_compaction_config: summarise older events every N invocations (taken from
+            ``app`` when given; see :mod:`eventide.history.compaction`).
 
     With ``App(resumability_config=ResumabilityConfig(is_resumable=True))`` every invocation
     records where it is in its events, and :meth:`resume_async` continues one that stopped
@@ -85,8 +89,11 @@ class Runner:
         plugins: Sequence[BasePlugin] | None = None,
         auto_create_session: bool = False,
         add_sessions_to_memory: bool = False,
+        events_compaction_config: EventsCompactionConfig | None = None,
     ) -> None:
+        compaction = events_compaction_config
         if app is not None:
+            compaction = compaction or app.events_compaction_config
             if agent is not None or app_name not in (None, app.name):
                 raise UsageError("Pass either app=App(...) or app_name= and agent=, not both.")
             app_name, agent = app.name, app.root_agent
@@ -120,6 +127,11 @@ class Runner:
         self.add_sessions_to_memory = add_sessions_to_memory
         self.resumable = resumable
         self.resumability_config = resumability
+        self._compactor = None
+        if compaction is not None:
+            from eventide.history.compaction import Compactor
+
+            self._compactor = Compactor(compaction, default_llm=lambda: _root_model(agent))
         self._closed = False
         self._sync_loop: asyncio.AbstractEventLoop | None = None
         self._worker: _WorkerLoop | None = None
@@ -312,8 +324,66 @@ class Runner:
                             event = replaced
                     yield event
         await plugins.after_run_callback(invocation_context=ctx)
+        if self._compactor is not None:
+            compacted = await self._compactor.after_invocation(self.session_service, session)
+            if compacted is not None:
+                yield compacted
         if self.add_sessions_to_memory and self.memory_service is not None:
             await self.memory_service.add_session_to_memory(session)
+
+    async def rewind_async(
+        self, *, user_id: str, session_id: str, rewind_before_invocation_id: str
+    ) -> Event:
+        """Rewind the session to before an invocation: append an event that restores state
+        and artifacts to what they were then; the later turns stay in the log but no longer
+        reach the model (see :mod:`eventide.history.rewind`).
+
+        Returns:
+            The committed rewind event.
+
+        Raises:
+            SessionNotFoundError: the session does not exist.
+            InvocationNotFoundError: the invocation is unknown, of another session, or was
+                already rewound; nothing is written.
+        """
+        from eventide.history.rewind import rewind_session
+
+        return await rewind_session(
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            app_name=self.app_name,
+            user_id=user_id,
+            session_id=session_id,
+            rewind_before_invocation_id=rewind_before_invocation_id,
+        )
+
+    async def fork_session_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        up_to_event_id: str | None = None,
+        new_session_id: str | None = None,
+    ) -> Session:
+        """Copy the session up to and including ``up_to_event_id`` (all of it when None) into
+        a new session: its state then, its artifacts by version and its events (see
+        :mod:`eventide.history.fork`). Returns the new session.
+
+        Raises:
+            SessionNotFoundError: the session does not exist.
+            EventNotFoundError: the event is not in the session; nothing is created.
+        """
+        from eventide.history.fork import fork_session
+
+        return await fork_session(
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            app_name=self.app_name,
+            user_id=user_id,
+            session_id=session_id,
+            up_to_event_id=up_to_event_id,
+            new_session_id=new_session_id,
+        )
 
     def run(
         self,
@@ -606,6 +676,18 @@ class InMemoryRunner(Runner):
             memory_service=InMemoryMemoryService(),
             plugins=plugins,
         )
+
+
+def _root_model(root: BaseAgent) -> BaseLlm:
+    """The model of the default compaction summarizer: the root agent's."""
+    from eventide.agents.llm_agent import LlmAgent
+
+    if not isinstance(root, LlmAgent):
+        raise UsageError(
+            f"Event compaction needs a summarizer: the root agent {root.name!r} is not an "
+            "LlmAgent, so pass EventsCompactionConfig(summarizer=LlmEventSummarizer(llm=...))."
+        )
+    return root.canonical_model
 
 
 def _check_unique_names(root: BaseAgent) -> None:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from eventide.agents.base_agent import BaseAgent
 from eventide.errors import UsageError
 from eventide.plugins.base_plugin import BasePlugin
+
+if TYPE_CHECKING:
+    from eventide.history.compaction import EventsCompactionConfig
 
 __all__ = ["App", "ResumabilityConfig"]
 
@@ -38,6 +42,8 @@ class App:
         root_agent: the agent that answers each turn.
         plugins: hooks applied to every agent, model and tool call.
         add_sessions_to_memory: add each finished invocation's session to memory.
+        events_compaction_config: summarise older events every N invocations, so the model's
+            context stays bounded (see :mod:`eventide.history.compaction`).
         resumability_config: make invocations resumable (see ``ResumabilityConfig``).
     """
 
@@ -45,6 +51,7 @@ class App:
     root_agent: BaseAgent
     plugins: list[BasePlugin] = field(default_factory=list)
     add_sessions_to_memory: bool = False
+    events_compaction_config: EventsCompactionConfig | None = None
     resumability_config: ResumabilityConfig | None = None
 
     def __post_init__(self) -> None:

@@ -119,6 +119,12 @@ def new(name: str, parent: Path) -> None:
 @click.option(
     "--no-stream", is_flag=True, help="Print each answer when complete instead of streaming."
 )
+@click.option(
+    "--rewind-to",
+    metavar="TURN",
+    help="First rewind --session to before TURN (a turn number, 1 = the first, or an "
+    "invocation id): state and artifacts go back; the log keeps every event.",
+)
 def run(
     app: str,
     query: str | None,
@@ -127,11 +133,13 @@ def run(
     session_db: str | None,
     trace: bool,
     no_stream: bool,
+    rewind_to: str | None,
 ) -> None:
     """Chat with APP in the terminal (an app folder, a .py file or module:attribute).
 
     Answers stream as they arrive; tool calls, tool results, transfers and state
-    changes show as short lines. Type 'exit' or press Ctrl-D to quit.
+    changes show as short lines. Type 'exit' or press Ctrl-D to quit; '/turns' lists the
+    session's turns and '/rewind TURN' rewinds to before one.
     """
     console, errors = _consoles()
     options = RunOptions(
@@ -142,6 +150,7 @@ def run(
         session_db=session_db,
         trace=trace,
         stream=not no_stream,
+        rewind_to=rewind_to,
     )
     try:
         code = run_app(options, console, errors)

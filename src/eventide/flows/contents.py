@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from eventide import types
 from eventide.events import Event
+from eventide.history.model_view import ModelViewCache
 from eventide.protocol import SYNTHETIC_FUNCTIONS, USER_AUTHOR
 
 __all__ = ["ContentsBuilder", "ContentsCache", "build_contents"]
@@ -149,28 +150,33 @@ class ContentsCache:
 
     A cached builder is reused when the session's events still start with the events it
     has seen (checked by the ids of the first and last of them); otherwise it is rebuilt.
-    Least recently used entries are dropped past ``max_sessions``.
+    Least recently used entries are dropped past ``max_sessions``. The conversation is built
+    from the session's model view (rewound turns left out, compacted ones summarised: see
+    :mod:`eventide.history.model_view`).
     """
 
-    __slots__ = ("_entries", "_max")
+    __slots__ = ("_entries", "_max", "_views")
 
     def __init__(self, max_sessions: int = 1024) -> None:
         self._entries: OrderedDict[tuple[str, str | None, str], _CacheEntry] = OrderedDict()
         self._max = max_sessions
+        self._views = ModelViewCache(max_sessions)
 
     def contents(
         self, session_id: str, events: Sequence[Event], *, agent_name: str, branch: str | None
     ) -> list[types.Content]:
         """The conversation for ``events``, reusing the work done for their prefix."""
+        events, generation = self._views.view(session_id, events)
         key = (session_id, branch, agent_name)
         entry = self._entries.get(key)
         seen = entry.seen if entry is not None else 0
         if (
             entry is None
+            or entry.generation != generation
             or len(events) < seen
             or (seen and (events[0].id != entry.first_id or events[seen - 1].id != entry.last_id))
         ):
-            entry = _CacheEntry(ContentsBuilder(agent_name=agent_name, branch=branch))
+            entry = _CacheEntry(ContentsBuilder(agent_name=agent_name, branch=branch), generation)
             seen = 0
             self._entries[key] = entry
         else:
@@ -188,10 +194,11 @@ class ContentsCache:
 
 
 class _CacheEntry:
-    __slots__ = ("builder", "first_id", "last_id", "seen")
+    __slots__ = ("builder", "first_id", "generation", "last_id", "seen")
 
-    def __init__(self, builder: ContentsBuilder) -> None:
+    def __init__(self, builder: ContentsBuilder, generation: int) -> None:
         self.builder = builder
+        self.generation = generation
         self.seen = 0
         self.first_id = ""
         self.last_id = ""

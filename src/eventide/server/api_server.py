@@ -30,6 +30,7 @@ from eventide.server.artifact_routes import add_artifact_routes
 from eventide.server.bearer_auth import BearerAuthMiddleware
 from eventide.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from eventide.server.eval_routes import add_eval_routes
+from eventide.server.history_routes import add_history_routes
 from eventide.server.info_routes import add_info_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.run_routes import InflightTurns, add_run_routes
@@ -166,6 +167,7 @@ def create_app(
     add_session_routes(api, registry)
     add_run_routes(api, registry, inflight)
     add_artifact_routes(api, registry)
+    add_history_routes(api, registry)
     add_eval_routes(api, registry)
 
     open_prefixes: tuple[str, ...] = ()

@@ -153,6 +153,7 @@ class AppRegistry:
             plugins=[*app.plugins, *self._plugins],
             add_sessions_to_memory=app.add_sessions_to_memory
             and services.memory_service is not None,
+            events_compaction_config=app.events_compaction_config,
         )
 
     async def close(self) -> None:

@@ -3,6 +3,7 @@
 import { ApiError, AuthRequired, api, getToken, runSse, setToken } from "./api.js";
 import { evalsTab } from "./evals.js";
 import { callSignature, eventKind, eventText, statesAfterEvents } from "./events.js";
+import { historyActions, markRewound } from "./history.js";
 import { chatRows, h, jsonView, kindBadge, timelineItem } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
@@ -214,6 +215,7 @@ function renderTimeline() {
     rows.push(timelineItem(e, i, e.id === ui.selectedId, select));
   });
   list.replaceChildren(...rows);
+  markRewound(list, ui.events);
   $("event-count").textContent = ui.events.length ? String(ui.events.length) : "";
   list.querySelector(".selected")?.scrollIntoView({ block: "nearest" });
 }
@@ -237,6 +239,13 @@ function eventTab(event) {
     h("div", { class: "insp-head" }, h("strong", {}, event.author), kindBadge(eventKind(event)),
       h("code", { class: "muted" }, event.id)),
     event.invocationId ? h("div", { class: "muted small" }, `invocation ${event.invocationId}`) : null,
+    historyActions(event, { app: ui.app, user: ui.user, sessionId: ui.session?.id, events: ui.events }, guarded,
+      async ({ rewound, forkedId }) => {
+        if (forkedId) await loadSessions(forkedId);
+        else await refreshSession();
+        await refreshArtifacts();
+        setStatus(forkedId ? "Forked into a new session" : "Rewound", "ok");
+      }),
     jsonView(shown),
   ];
 }
