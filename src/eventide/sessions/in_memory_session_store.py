@@ -1,9 +1,10 @@
 """The in-memory store: the same rows as the SQL stores, in dicts.
 
 Events are kept as their JSON text and state values as JSON data (containers copied, tuples
-as lists), exactly what the SQL stores keep, so a session read back from memory is the session SQLite or PostgreSQL would
-return (the differential test holds all three to that). Each operation runs without
-awaiting anything, so on one event loop it is atomic like a SQL transaction.
+as lists), exactly what the SQL stores keep, so a session read back from memory is the
+session SQLite or PostgreSQL would return (the differential test holds all three to that).
+Each operation runs without awaiting anything, so on one event loop it is atomic like a SQL
+transaction.
 """
 
 from __future__ import annotations

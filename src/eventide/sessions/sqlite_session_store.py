@@ -171,9 +171,11 @@ class SqliteSessionStore:
                     result = fn(conn, *args)
                 except sqlite3.OperationalError as exc:
                     if not _is_busy(exc):
+                        self._drop_inline()
                         raise self._backend_error(exc) from exc
                     # Another process holds the write lock: wait for it on the thread.
                 except sqlite3.Error as exc:
+                    self._drop_inline()
                     raise self._backend_error(exc) from exc
                 except _FileGoneError as exc:
                     self._drop_inline()
@@ -198,12 +200,16 @@ class SqliteSessionStore:
             conn = self._thread_conn = self._open(timeout=self._busy_timeout)
         try:
             return fn(conn, *args)
-        except _FileGoneError:
+        except (_FileGoneError, sqlite3.Error):
+            # Start the next operation on a fresh connection: after a failed commit (a full
+            # disk, an I/O error) this one may be left inside a transaction.
             self._thread_conn = None
             conn.close()
             raise
 
     def _drop_inline(self) -> None:
+        """Close the inline connection (the next operation opens a fresh one): after a
+        failed commit it may be left inside a transaction, holding the write lock."""
         conn, self._inline_conn = self._inline_conn, None
         if conn is not None:
             conn.close()
