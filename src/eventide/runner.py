@@ -23,7 +23,7 @@ from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import InvocationContext
 from eventide.durable.log import FINISHED, INVOCATION_KEY, STARTED
-from eventide.errors import AgentTreeError, RunnerClosedError, SessionNotFoundError, UsageError
+from eventide.errors import RunnerClosedError, SessionNotFoundError, UsageError
 from eventide.events import Event, EventActions
 from eventide.flows.contents import ContentsCache
 from eventide.memory.base_memory_service import BaseMemoryService
@@ -94,9 +94,10 @@ class Runner:
         compaction = events_compaction_config
         if app is not None:
             compaction = compaction or app.events_compaction_config
-            if agent is not None or app_name not in (None, app.name):
-                raise UsageError("Pass either app=App(...) or app_name= and agent=, not both.")
-            app_name, agent = app.name, app.root_agent
+            if agent is not None:
+                raise UsageError("Pass either app=App(...) or agent=, not both.")
+            # An explicit app_name wins over the app's, as in google-adk.
+            app_name, agent = app_name or app.name, app.root_agent
             plugins = [*app.plugins, *(plugins or ())]
             add_sessions_to_memory = add_sessions_to_memory or app.add_sessions_to_memory
             resumability = app.resumability_config
@@ -112,7 +113,6 @@ class Runner:
             )
         if add_sessions_to_memory and memory_service is None:
             raise UsageError("add_sessions_to_memory=True needs a memory_service.")
-        _check_unique_names(agent)
         self.app_name = app_name
         self.agent = agent
         self.session_service = session_service
@@ -688,15 +688,3 @@ def _root_model(root: BaseAgent) -> BaseLlm:
             "LlmAgent, so pass EventsCompactionConfig(summarizer=LlmEventSummarizer(llm=...))."
         )
     return root.canonical_model
-
-
-def _check_unique_names(root: BaseAgent) -> None:
-    seen: dict[str, BaseAgent] = {}
-    for agent in root.walk():
-        other = seen.get(agent.name)
-        if other is not None and other is not agent:
-            raise AgentTreeError(
-                f"Two agents in the tree are named {agent.name!r}; names must be unique in an "
-                "agent tree (transfers and event authors refer to agents by name)."
-            )
-        seen[agent.name] = agent

@@ -32,6 +32,7 @@ __all__ = [
     "GroundingSupport",
     "Part",
     "RetrievedContext",
+    "Schema",
     "SearchEntryPoint",
     "Segment",
     "ThinkingConfig",
@@ -255,6 +256,79 @@ class ThinkingConfig(_Accepting):
     include_thoughts: bool | None = None
 
 
+class Schema(_Accepting):
+    """A schema in the Gemini API's OpenAPI subset (``type='OBJECT'``, ``properties``...),
+    as google-adk code writes tool declarations; :meth:`to_json_schema` converts it."""
+
+    type: str | None = None
+    description: str | None = None
+    format: str | None = None
+    nullable: bool | None = None
+    enum: list[str] | None = None
+    properties: dict[str, Schema] | None = None
+    required: list[str] | None = None
+    items: Schema | None = None
+    any_of: list[Schema] | None = None
+    default: Any | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    title: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_type_enum(cls, data: Any) -> Any:
+        # google-genai's ``Type.OBJECT`` is a str enum; keep its value.
+        if isinstance(data, dict) and data.get("type") is not None:
+            kind = data["type"]
+            data = {**data, "type": getattr(kind, "value", kind)}
+        return data
+
+    def to_json_schema(self) -> dict[str, Any]:
+        """This schema as JSON Schema (lower-case types, ``anyOf``, nullable as a union)."""
+        return _json_schema(self.model_dump(exclude_none=True))
+
+
+def _json_schema(schema: Any) -> dict[str, Any]:
+    """JSON Schema from an OpenAPI-subset schema (a ``Schema``, google-genai's, or a dict,
+    which may already be JSON Schema)."""
+    if isinstance(schema, Schema):
+        data: Any = schema.model_dump(exclude_none=True)
+    elif isinstance(schema, dict):
+        data = schema
+    else:
+        data = Schema.model_validate(schema).model_dump(exclude_none=True)
+    return _convert_schema(data)
+
+
+_SCHEMA_KEYS = {"any_of": "anyOf", "min_items": "minItems", "max_items": "maxItems"}
+
+
+def _convert_schema(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        key = _SCHEMA_KEYS.get(key, key)
+        if key == "type" and isinstance(value, str):
+            value = getattr(value, "value", value).lower()
+        elif key == "properties" and isinstance(value, dict):
+            value = {name: _convert_schema(_plain(sub)) for name, sub in value.items()}
+        elif key == "items" and value is not None:
+            value = _convert_schema(_plain(value))
+        elif key == "anyOf" and isinstance(value, list):
+            value = [_convert_schema(_plain(sub)) for sub in value]
+        out[key] = value
+    if out.pop("nullable", None) and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
+def _plain(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    return Schema.model_validate(value).model_dump(exclude_none=True)
+
+
 class FunctionDeclaration(_Accepting):
     """A tool as the model sees it: name, description and a JSON Schema of its parameters."""
 
@@ -266,12 +340,23 @@ class FunctionDeclaration(_Accepting):
     @model_validator(mode="before")
     @classmethod
     def _accept_parameters(cls, data: Any) -> Any:
-        # The Gemini API also names the schema ``parameters`` (an OpenAPI subset); a dict
-        # given there is taken as JSON Schema.
-        if isinstance(data, dict) and "parameters" in data and "parameters_json_schema" not in data:
+        # The Gemini API also names the schema ``parameters`` (an OpenAPI subset: a
+        # ``Schema``, google-genai's, or a dict), converted here to JSON Schema.
+        if not isinstance(data, dict) and _is_genai(data, "FunctionDeclaration"):
+            data = {
+                "name": data.name,
+                "description": data.description,
+                "parameters": data.parameters,
+                "parameters_json_schema": data.parameters_json_schema,
+                "response_json_schema": data.response_json_schema,
+            }
+        if isinstance(data, dict) and data.get("parameters") is not None:
             data = dict(data)
-            params = foreign_to_dict(data.pop("parameters"))
-            data["parameters_json_schema"] = params
+            params = data.pop("parameters")
+            if data.get("parameters_json_schema") is None:
+                data["parameters_json_schema"] = _json_schema(params)
+        elif isinstance(data, dict) and "parameters" in data:
+            data = {k: v for k, v in data.items() if k != "parameters"}
         return data
 
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from tests.adk_compat.frameworks import Framework, requests_of, scripted_model
 
@@ -369,6 +372,378 @@ async def app_resumability_config_is_accepted(fw: Framework, tmp: Path) -> None:
     runner = fw.Runner(app=app, session_service=fw.InMemorySessionService())
     assert runner.resumability_config is not None and runner.resumability_config.is_resumable
     await run_turn(fw, runner, "x")
+
+
+def function_responses(events: list[Any]) -> list[tuple[str, Any]]:
+    return [
+        (p.function_response.name, p.function_response.response)
+        for e in events
+        if e.content
+        for p in e.content.parts or []
+        if p.function_response
+    ]
+
+
+@scenario
+async def non_dict_tool_callback_results_are_wrapped(fw: Framework, tmp: Path) -> None:
+    """A before_tool_callback / after_tool_callback / on_tool_error_callback returning a
+    non-dict value (a string) is wrapped as {"result": value} and becomes the tool's
+    response (customer-service's guard returns a string)."""
+
+    def guarded(item: str) -> dict[str, Any]:
+        """Guarded tool."""
+        return {"item": item}
+
+    def failing(item: str) -> dict[str, Any]:
+        """Failing tool."""
+        raise RuntimeError("boom")
+
+    def plain(item: str) -> dict[str, Any]:
+        """Plain tool."""
+        return {"item": item}
+
+    def before(tool: Any, args: dict[str, Any], tool_context: Any) -> Any:
+        return "blocked by policy" if tool.name == "guarded" else None
+
+    def after(tool: Any, args: dict[str, Any], tool_context: Any, tool_response: Any) -> Any:
+        return 42 if tool.name == "plain" else None
+
+    def on_error(tool: Any, args: dict[str, Any], tool_context: Any, error: Exception) -> Any:
+        return f"recovered from {error}"
+
+    model = scripted_model(
+        fw,
+        [
+            [
+                {"call": "guarded", "args": {"item": "a"}},
+                {"call": "failing", "args": {"item": "b"}},
+                {"call": "plain", "args": {"item": "c"}},
+            ],
+            "done",
+        ],
+    )
+    agent = fw.LlmAgent(
+        name="a",
+        model=model,
+        tools=[guarded, failing, plain],
+        before_tool_callback=before,
+        after_tool_callback=after,
+        on_tool_error_callback=on_error,
+    )
+    events = await run_turn(fw, fw.InMemoryRunner(agent=agent, app_name="app"), "go")
+    assert function_responses(events) == [
+        ("guarded", {"result": "blocked by policy"}),
+        ("failing", {"result": "recovered from boom"}),
+        ("plain", {"result": 42}),
+    ]
+    assert events[-1].content.parts[0].text == "done"
+
+
+@scenario
+async def escalate_in_a_loop_lets_the_agent_finish_its_turn(fw: Framework, tmp: Path) -> None:
+    """A tool that sets escalate inside a LoopAgent: the agent still gets its final answer
+    from the model (and output_key is written), then the loop ends (no more iterations,
+    later sub-agents of the loop do not run)."""
+
+    def approve(tool_context: Any) -> dict[str, Any]:
+        """Approve and stop the loop."""
+        tool_context.actions.escalate = True
+        return {"approved": True}
+
+    model = scripted_model(fw, [{"call": "approve"}, "Final verdict: approved."])
+    critic = fw.LlmAgent(name="critic", model=model, tools=[approve], output_key="verdict")
+    after = fw.LlmAgent(name="after", model=scripted_model(fw, ["should not run"]))
+    loop = fw.LoopAgent(name="loop", sub_agents=[critic, after], max_iterations=3)
+    runner = fw.InMemoryRunner(agent=loop, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    events = await run_turn(fw, runner, "review", session_id=session.id)
+    texts = [
+        (e.author, e.content.parts[0].text) for e in events if e.content and e.content.parts[0].text
+    ]
+    assert texts == [("critic", "Final verdict: approved.")]
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored.state["verdict"] == "Final verdict: approved."
+    assert len(requests_of(model)) == 2
+
+
+@scenario
+async def long_running_tool_initial_result_goes_to_the_model(fw: Framework, tmp: Path) -> None:
+    """LongRunningFunctionTool: its initial result ({"status": "pending"}) is sent to the
+    model, which answers in the same turn; the call event is a final response with the call
+    in long_running_tool_ids; a later user message carrying the real result continues."""
+
+    def ask_approval(amount: int) -> dict[str, Any]:
+        """Ask a manager to approve a refund."""
+        return {"status": "pending", "ticket": "t-1"}
+
+    model = scripted_model(
+        fw,
+        [
+            {"call": "ask_approval", "args": {"amount": 50}},
+            "Your refund is waiting for approval.",
+            "Your refund was approved.",
+        ],
+    )
+    agent = fw.LlmAgent(
+        name="refunds", model=model, tools=[fw.LongRunningFunctionTool(func=ask_approval)]
+    )
+    runner = fw.InMemoryRunner(agent=agent, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    events = await run_turn(fw, runner, "refund 50", session_id=session.id)
+    call_event = events[0]
+    [call] = [p.function_call for p in call_event.content.parts if p.function_call]
+    assert call_event.long_running_tool_ids == {call.id}
+    assert call_event.is_final_response()
+    assert function_responses(events) == [("ask_approval", {"status": "pending", "ticket": "t-1"})]
+    assert events[-1].content.parts[0].text == "Your refund is waiting for approval."
+    sent = requests_of(model)[1].contents[-1].parts[0].function_response
+    assert sent.response == {"status": "pending", "ticket": "t-1"}
+    assert len(requests_of(model)) == 2
+
+    types = fw.types
+    answer = types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=call.id, name="ask_approval", response={"status": "approved"}
+                )
+            )
+        ],
+    )
+    later = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message=answer)
+    ]
+    assert later[-1].content.parts[0].text == "Your refund was approved."
+    # The model sees the call answered by the real result (the pending one is replaced).
+    history = requests_of(model)[2].contents
+    answers = [
+        p.function_response.response for c in history for p in c.parts if p.function_response
+    ]
+    assert answers == [{"status": "approved"}]
+    call_at = next(i for i, c in enumerate(history) if c.parts[0].function_call)
+    assert history[call_at + 1].parts[0].function_response.response == {"status": "approved"}
+
+
+@scenario
+async def custom_tool_get_declaration_is_declared(fw: Framework, tmp: Path) -> None:
+    """A BaseTool subclass that overrides _get_declaration() is declared to the model and
+    called with the model's arguments."""
+    types = fw.types
+
+    class Lookup(fw.BaseTool):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__(name="lookup", description="Look a word up.")
+
+        def _get_declaration(self) -> Any:
+            return types.FunctionDeclaration(
+                name=self.name,
+                description=self.description,
+                parameters=types.Schema(
+                    type="OBJECT", properties={"word": types.Schema(type="STRING")}
+                ),
+            )
+
+        async def run_async(self, *, args: dict[str, Any], tool_context: Any) -> Any:
+            return {"meaning": f"meaning of {args['word']}"}
+
+    model = scripted_model(fw, [{"call": "lookup", "args": {"word": "tide"}}, "ok"])
+    agent = fw.LlmAgent(name="a", model=model, tools=[Lookup()])
+    events = await run_turn(fw, fw.InMemoryRunner(agent=agent, app_name="app"), "tide?")
+    declarations = [
+        d.name
+        for t in requests_of(model)[0].config.tools or []
+        for d in t.function_declarations or []
+    ]
+    assert declarations == ["lookup"]
+    assert function_responses(events) == [("lookup", {"meaning": "meaning of tide"})]
+
+
+@scenario
+async def tool_context_found_by_annotation(fw: Framework, tmp: Path) -> None:
+    """A function tool's ToolContext parameter is recognised by its annotation whatever its
+    name (ctx: ToolContext), and is not declared to the model."""
+    seen: list[bool] = []
+
+    def remember(fact: str, ctx: Any) -> dict[str, Any]:
+        """Remember a fact."""
+        ctx.state["fact"] = fact
+        seen.append(isinstance(ctx, fw.ToolContext))
+        return {"ok": True}
+
+    # As if written `ctx: ToolContext` in a module that imports the framework's ToolContext.
+    remember.__annotations__.update(fact=str, ctx=fw.ToolContext, **{"return": dict})
+
+    model = scripted_model(fw, [{"call": "remember", "args": {"fact": "sky is blue"}}, "ok"])
+    agent = fw.LlmAgent(name="a", model=model, tools=[remember])
+    runner = fw.InMemoryRunner(agent=agent, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    await run_turn(fw, runner, "remember", session_id=session.id)
+    [declaration] = requests_of(model)[0].config.tools[0].function_declarations
+    schema = declaration.parameters_json_schema or declaration.parameters.model_dump(
+        exclude_none=True
+    )
+    assert set(schema["properties"]) == {"fact"}
+    assert seen == [True]
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored.state["fact"] == "sky is blue"
+
+
+@scenario
+async def invented_arguments_are_dropped(fw: Framework, tmp: Path) -> None:
+    """Arguments the model invents that the function lacks are dropped (with a warning),
+    and the tool runs with the rest."""
+
+    def weather(city: str) -> dict[str, Any]:
+        """Weather of a city."""
+        return {"city": city, "temp": 21}
+
+    model = scripted_model(fw, [{"call": "weather", "args": {"city": "Oslo", "units": "C"}}, "ok"])
+    agent = fw.LlmAgent(name="a", model=model, tools=[weather])
+    events = await run_turn(fw, fw.InMemoryRunner(agent=agent, app_name="app"), "weather")
+    assert function_responses(events) == [("weather", {"city": "Oslo", "temp": 21})]
+
+
+@contextlib.contextmanager
+def captured_warnings() -> Iterator[list[str]]:
+    """The messages of WARNING log records emitted inside the block, from any logger."""
+    messages: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    root = logging.getLogger()
+    handler = Keep(level=logging.WARNING)
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    try:
+        yield messages
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+
+
+@scenario
+async def duplicate_agent_names_warn(fw: Framework, tmp: Path) -> None:
+    """Two agents of one tree with the same name (siblings, or at different depths) are
+    accepted with a logged warning naming the duplicate; the first in a depth-first walk is
+    the one find_agent() returns, and the tree runs."""
+    first = fw.LlmAgent(name="worker", model=scripted_model(fw, ["first worker"]))
+    second = fw.LlmAgent(name="worker", model=scripted_model(fw, ["second worker"]))
+    with captured_warnings() as messages:
+        root = fw.SequentialAgent(name="root", sub_agents=[first, second])
+    assert any("worker" in m and ("duplicate" in m.lower() or "several" in m) for m in messages)
+    assert root.find_agent("worker") is first
+    events = await run_turn(fw, fw.InMemoryRunner(agent=root, app_name="app"), "go")
+    assert [e.content.parts[0].text for e in events] == ["first worker", "second worker"]
+    with captured_warnings() as messages:
+        fw.SequentialAgent(
+            name="top",
+            sub_agents=[
+                fw.SequentialAgent(
+                    name="mid", sub_agents=[fw.LlmAgent(name="top", model="gemini-2.5-flash")]
+                )
+            ],
+        )
+    assert any("top" in m for m in messages)
+
+
+@scenario
+async def app_and_agent_name_rules(fw: Framework, tmp: Path) -> None:
+    """App names start with a letter and hold letters, digits, '_' and '-' ('my-app' is
+    fine); 'user', '1app' and 'my app' are refused with a ValueError. Agent names must be
+    identifiers and not 'user'. Runner(app=..., app_name=...) uses the given app_name."""
+    agent = fw.LlmAgent(name="a", model=scripted_model(fw, ["ok"]))
+    assert fw.App(name="my-app", root_agent=agent).name == "my-app"
+    for bad in ("user", "1app", "my app"):
+        try:
+            fw.App(name=bad, root_agent=agent)
+        except ValueError:
+            continue
+        raise AssertionError(f"App(name={bad!r}) was accepted")
+    for bad in ("my-agent", "user"):
+        try:
+            fw.LlmAgent(name=bad, model="gemini-2.5-flash")
+        except ValueError:
+            continue
+        raise AssertionError(f"LlmAgent(name={bad!r}) was accepted")
+    app = fw.App(name="named_app", root_agent=agent)
+    runner = fw.Runner(app=app, app_name="other_name", session_service=fw.InMemorySessionService())
+    assert runner.app_name == "other_name"
+
+
+@scenario
+async def transfer_to_agent_response(fw: Framework, tmp: Path) -> None:
+    """transfer_to_agent: the call's function response is {"result": None} (what the model
+    sees in its history), the response event carries actions.transfer_to_agent, and the
+    target agent answers in the same invocation."""
+    billing = fw.LlmAgent(
+        name="billing", description="Billing questions.", model=scripted_model(fw, ["billing here"])
+    )
+    root_model = scripted_model(
+        fw, [{"call": "transfer_to_agent", "args": {"agent_name": "billing"}}]
+    )
+    root = fw.LlmAgent(name="root", model=root_model, sub_agents=[billing])
+    events = await run_turn(fw, fw.InMemoryRunner(agent=root, app_name="app"), "my bill?")
+    assert function_responses(events) == [("transfer_to_agent", {"result": None})]
+    assert [e.actions.transfer_to_agent for e in events] == [None, "billing", None]
+    assert (events[-1].author, events[-1].content.parts[0].text) == ("billing", "billing here")
+
+
+class Score(BaseModel):
+    score: int
+    reason: str
+
+
+@scenario
+async def agent_tool_results(fw: Framework, tmp: Path) -> None:
+    """AgentTool: declared with the agent's name and description and one string parameter
+    'request'; an agent with output_schema answers with its validated JSON object as the
+    function response; a plain agent's text comes back as {"result": text}."""
+    scorer = fw.LlmAgent(
+        name="scorer",
+        description="Scores a text.",
+        model=scripted_model(fw, ['{"score": 7, "reason": "clear"}']),
+        output_schema=Score,
+    )
+    echo = fw.LlmAgent(
+        name="echo", description="Echoes.", model=scripted_model(fw, ["echoed text"])
+    )
+    model = scripted_model(
+        fw,
+        [
+            [
+                {"call": "scorer", "args": {"request": "rate this"}},
+                {"call": "echo", "args": {"request": "say it"}},
+            ],
+            "done",
+        ],
+    )
+    top = fw.LlmAgent(
+        name="top", model=model, tools=[fw.AgentTool(agent=scorer), fw.AgentTool(agent=echo)]
+    )
+    events = await run_turn(fw, fw.InMemoryRunner(agent=top, app_name="app"), "rate")
+    assert function_responses(events) == [
+        ("scorer", {"score": 7, "reason": "clear"}),
+        ("echo", {"result": "echoed text"}),
+    ]
+    declarations = {
+        d.name: d
+        for t in requests_of(model)[0].config.tools or []
+        for d in t.function_declarations or []
+    }
+    assert declarations["scorer"].description == "Scores a text."
+    assert declarations["scorer"].parameters_json_schema == {
+        "type": "object",
+        "properties": {"request": {"type": "string"}},
+        "required": ["request"],
+    }
 
 
 def run_all(fw: Framework, tmp: Path) -> list[tuple[str, str | None]]:

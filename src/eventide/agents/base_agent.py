@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing
 from typing import Any, Self
@@ -18,6 +19,8 @@ from eventide.plugins.base_plugin import BasePlugin
 from eventide.protocol import USER_AUTHOR
 
 __all__ = ["AgentCallback", "BaseAgent"]
+
+_log = logging.getLogger("eventide.agents")
 
 _AgentCallbackFn = Callable[
     [CallbackContext], types.Content | None | Awaitable[types.Content | None]
@@ -97,14 +100,7 @@ class BaseAgent(BaseModel):
         # Checked here rather than in a field validator so the caller gets AgentTreeError
         # itself (pydantic wraps validator errors in ValidationError).
         _check_name(self.name)
-        names: set[str] = set()
         for sub in self.sub_agents:
-            if sub.name in names:
-                raise AgentTreeError(
-                    f"Agent {self.name!r} has two sub-agents named {sub.name!r}; names must be "
-                    "unique in an agent tree."
-                )
-            names.add(sub.name)
             if sub.parent_agent is not None and sub.parent_agent is not self:
                 raise AgentTreeError(
                     f"Agent {sub.name!r} already has parent {sub.parent_agent.name!r} and "
@@ -112,6 +108,8 @@ class BaseAgent(BaseModel):
                     "instance (e.g. agent.model_copy(update={'name': ...})) instead."
                 )
             sub.parent_agent = self
+        if self.sub_agents:
+            _warn_duplicate_names(self)
 
     # --- tree navigation ---
     @property
@@ -227,6 +225,25 @@ class BaseAgent(BaseModel):
             branch=ctx.branch,
             content=content,
             actions=callback_context.actions,
+        )
+
+
+def _warn_duplicate_names(root: BaseAgent) -> None:
+    """Log a warning when two agents of the tree under ``root`` share a name (as google-adk
+    does, rather than refusing the tree): transfers and ``find_agent`` then reach the first
+    of them in a depth-first walk."""
+    seen: set[str] = set()
+    duplicates: list[str] = []
+    for agent in root.walk():
+        if agent.name in seen and agent.name not in duplicates:
+            duplicates.append(agent.name)
+        seen.add(agent.name)
+    if duplicates:
+        _log.warning(
+            "Agent tree %r has several agents named %s; give each agent a unique name: "
+            "transfers and find_agent() reach the first one in a depth-first walk.",
+            root.name,
+            ", ".join(repr(name) for name in duplicates),
         )
 
 

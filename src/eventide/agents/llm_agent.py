@@ -36,7 +36,7 @@ from eventide.plugins.base_plugin import BasePlugin
 from eventide.plugins.plugin_manager import PluginManager
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.base_toolset import BaseToolset
-from eventide.tools.function_tool import FunctionTool
+from eventide.tools.function_tool import FunctionTool, wrap_result
 
 __all__ = ["Agent", "InstructionProvider", "LlmAgent", "ToolUnion"]
 
@@ -77,12 +77,13 @@ class LlmAgent(BaseAgent):
             ``LlmResponse`` replaces the model's.
         on_model_error_callback: ``(callback_context=, llm_request=, error=)``; a returned
             ``LlmResponse`` recovers from a model exception.
-        before_tool_callback: ``(tool=, args=, tool_context=)``; a returned dict skips the
+        before_tool_callback: ``(tool=, args=, tool_context=)``; a returned value skips the
             tool and becomes its result.
         after_tool_callback: ``(tool=, args=, tool_context=, tool_response=)``; a returned
-            dict replaces the result.
-        on_tool_error_callback: ``(tool=, args=, tool_context=, error=)``; a returned dict
-            recovers from a tool exception.
+            value replaces the result.
+        on_tool_error_callback: ``(tool=, args=, tool_context=, error=)``; a returned value
+            recovers from a tool exception. (A tool callback's value that is not a dict is
+            wrapped as ``{"result": value}``, as a tool's own result is.)
     """
 
     DEFAULT_MODEL: ClassVar[str] = "gemini-2.5-flash"
@@ -295,12 +296,9 @@ def _as_response(result: Any) -> LlmResponse | None:
 
 
 def _as_result(result: Any) -> dict[str, Any] | None:
-    if result is None or isinstance(result, dict):
-        return result
-    raise ConfigurationError(
-        f"A tool callback returned a {type(result).__name__}; tool callbacks return a dict "
-        "(the tool's result) or None."
-    )
+    # A value that is not a dict becomes {"result": value}, as a tool's own result does
+    # (google-adk's rule; customer-service's guard returns a string).
+    return None if result is None else wrap_result(result)
 
 
 async def _call(callback: Callable[..., Any], /, **kwargs: Any) -> Any:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from eventide.agents.base_agent import BaseAgent
 from eventide.errors import UsageError
 from eventide.plugins.base_plugin import BasePlugin
+from eventide.protocol import USER_AUTHOR
 
 if TYPE_CHECKING:
     from eventide.history.compaction import EventsCompactionConfig
 
 __all__ = ["App", "ResumabilityConfig"]
+
+_APP_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 @dataclass(slots=True, kw_only=True, frozen=True)
@@ -37,8 +41,8 @@ class App:
     :mod:`eventide.apps.loader`.
 
     Attributes:
-        name: the app's name; sessions and ``app:`` state are scoped by it. A Python
-            identifier, by convention the folder's name.
+        name: the app's name; sessions and ``app:`` state are scoped by it. A letter, then
+            letters, digits, ``_`` or ``-`` (not ``user``); by convention the folder's name.
         root_agent: the agent that answers each turn.
         plugins: hooks applied to every agent, model and tool call.
         add_sessions_to_memory: add each finished invocation's session to memory.
@@ -55,10 +59,15 @@ class App:
     resumability_config: ResumabilityConfig | None = None
 
     def __post_init__(self) -> None:
-        if not self.name.isidentifier():
+        # google-adk's rule: a letter first, then letters, digits, '_' or '-'; not 'user'.
+        if not _APP_NAME.fullmatch(self.name):
             raise UsageError(
-                f"App name {self.name!r} is not a valid identifier; use letters, digits and "
-                "underscores (it is usually the app folder's name)."
+                f"App name {self.name!r} is not valid: start with a letter and use letters, "
+                "digits, underscores and hyphens (it is usually the app folder's name)."
+            )
+        if self.name == USER_AUTHOR:
+            raise UsageError(
+                "An app cannot be named 'user': that name is reserved for the end user's input."
             )
         if not isinstance(self.root_agent, BaseAgent):
             raise UsageError(

@@ -91,6 +91,14 @@ async def _run_step(
     if not calls:
         return
     response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
+    if not response_event.get_function_responses() and final.long_running_tool_ids:
+        # Only long-running tools without an initial result: wait for the user's answer.
+        if not response_event.actions.is_empty():
+            response_event.content = None
+            yield response_event
+        ctx.end_invocation = True
+        step.done = True
+        return
     yield response_event
     async for event in after_tool_responses(agent, ctx, step, final, response_event, calls):
         yield event
@@ -108,8 +116,10 @@ async def after_tool_responses(
     for pause_event in pause_requests(agent, ctx, response_event, calls):
         yield pause_event
         step.done = True
-    if step.done or (model_event is not None and model_event.long_running_tool_ids):
-        # Waiting for the user (a confirmation, a credential, a long-running result).
+    if step.done:
+        # Waiting for the user (a confirmation, a credential). A long-running tool's initial
+        # result goes to the model like any other (it may answer in the same turn), as in
+        # google-adk; the real result arrives later in a user message.
         ctx.end_invocation = True
         step.done = True
         return

@@ -82,4 +82,5 @@ class TransferToAgentTool(BaseTool):
                 "yourself."
             }
         tool_context.actions.transfer_to_agent = name
-        return {"result": f"Transferred to {name}."}
+        # The response the model sees is {"result": None}, as in google-adk.
+        return None

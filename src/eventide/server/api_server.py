@@ -25,16 +25,19 @@ from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
+from eventide.plugins.base_plugin import BasePlugin
 from eventide.server.app_registry import AppRegistry, ServicesLike
 from eventide.server.artifact_routes import add_artifact_routes
 from eventide.server.bearer_auth import BearerAuthMiddleware
 from eventide.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from eventide.server.dev_routes import add_dev_routes
 from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
 from eventide.server.info_routes import add_info_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.run_routes import InflightTurns, add_run_routes
 from eventide.server.session_routes import add_session_routes
+from eventide.server.trace_store import TraceStore, build_trace_recording
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.web import STATIC_DIR as WEB_STATIC
@@ -66,6 +69,7 @@ def create_app(
     web: bool = False,
     adk_ui: str | Path | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    traces: bool = True,
 ) -> FastAPI:
     """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
 
@@ -89,6 +93,9 @@ def create_app(
             own: the built dev UI of an installed google-adk (see
             :func:`eventide.server.adk_ui.find_adk_ui`). Implies ``web``.
         max_body_bytes: request bodies longer than this are refused with a 413.
+        traces: record each turn's spans in memory (when the OpenTelemetry SDK is
+            installed) and serve them on ``/dev/apps/{app}/debug/trace/...`` for the dev
+            UIs' trace views.
 
     Raises:
         AppLoadError: ``apps_dir`` is not a folder.
@@ -104,7 +111,16 @@ def create_app(
     owns_services = services is None
     resolved = services if services is not None else _default_services(folder)
     recorder = ModelRequestRecorder()
-    registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=[recorder])
+    plugins: list[BasePlugin] = [recorder]
+    trace_store: TraceStore | None = None
+    if traces:
+        trace_store = TraceStore()
+        recording = build_trace_recording(trace_store)
+        if recording is None:
+            trace_store = None
+        else:
+            plugins.extend(recording)
+    registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=plugins)
     inflight = InflightTurns()
 
     @asynccontextmanager
@@ -169,6 +185,7 @@ def create_app(
     add_artifact_routes(api, registry)
     add_history_routes(api, registry)
     add_eval_routes(api, registry)
+    add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
 
     open_prefixes: tuple[str, ...] = ()
     if web or adk_ui is not None:

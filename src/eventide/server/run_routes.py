@@ -20,7 +20,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import anyio
-from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi import FastAPI, HTTPException, Response
 from fastapi.responses import StreamingResponse
 
 from eventide.errors import ModelError, RunnerClosedError, SessionNotFoundError
@@ -159,12 +159,8 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
             404: {"description": "No such app or session."},
         },
     )
-    async def run_sse(body: RunAgentRequest, request: Request) -> StreamingResponse:
+    async def run_sse(body: RunAgentRequest) -> StreamingResponse:
         """Run the turn, sending each event the moment the Runner has committed it."""
-        # `request` is unused, but without it in the signature an open stream was now and
-        # then cancelled as if its client had left (tests/server/test_client_disconnect.py
-        # failed about one run in six); the cause inside Starlette is not pinned down.
-        del request
         events, first, error = await start(body)
         leave = _once(inflight.leave)
         frames = _sse_frames(events, first, error, app_name=body.app_name, leave=leave)

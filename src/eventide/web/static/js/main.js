@@ -228,7 +228,7 @@ function renderInspector() {
   for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.tab === ui.tab);
   const box = $("inspector");
   const event = selectedEvent();
-  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab, evals: evalsView }[ui.tab];
+  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab, evals: evalsView, graph: graphTab }[ui.tab];
   box.replaceChildren(...view(event));
 }
 
@@ -326,6 +326,25 @@ function artifactsTab() {
       h("li", {}, h("button", { type: "button", class: "link", onclick: () => show(name) }, name)))),
     viewer,
   ];
+}
+
+// The app's agents, tools, transfers and workflow edges, drawn by the server (Graphviz).
+function graphTab() {
+  const box = h("div", { class: "agent-graph" }, h("p", { class: "muted" }, "Drawing the agent graph…"));
+  const app = ui.app;
+  (async () => {
+    try {
+      const svg = new DOMParser().parseFromString(await api.graphSvg(app), "image/svg+xml").documentElement;
+      if (ui.app === app) box.replaceChildren(h("h4", {}, `Agents of ${app}`), document.importNode(svg, true));
+    } catch (error) {
+      // No Graphviz on the server: show the DOT source and say why.
+      const dot = await guarded(() => api.graphDot(app));
+      if (ui.app === app)
+        box.replaceChildren(h("p", { class: "muted small" }, String(error.message ?? error)),
+          dot ? h("pre", { class: "instruction" }, dot) : null);
+    }
+  })();
+  return [box];
 }
 
 function evalsView() {
