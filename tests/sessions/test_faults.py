@@ -250,13 +250,15 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
 
 def _fill(path: Path) -> None:
     """Write to ``path`` until the file system is full."""
-    with open(path, "ab") as f:
-        try:
-            while True:
-                f.write(b"\0" * 16384)
-                f.flush()
-        except OSError:
-            pass
+    chunk = b"\0" * 16384
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        while True:
+            os.write(fd, chunk)
+    except OSError:
+        pass  # ENOSPC: full
+    finally:
+        os.close(fd)
 
 
 async def test_sqlite_file_system_full(tmpfs: Path, tmp_path: Path) -> None:
