@@ -91,9 +91,20 @@ DATA_FIELDS = frozenset(
 )
 
 
+# Field names seen so far and their camelCase spelling. Only field names are renamed (keys
+# inside data fields never are), so this stays small; the cap is a guard, not a limit hit.
+_camel_names: dict[str, str] = {}
+_CAMEL_NAMES_CAP = 4096
+
+
 def _to_camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+    camel = _camel_names.get(name)
+    if camel is None:
+        head, *rest = name.split("_")
+        camel = head + "".join(word[:1].upper() + word[1:] for word in rest)
+        if len(_camel_names) < _CAMEL_NAMES_CAP:
+            _camel_names[name] = camel
+    return camel
 
 
 def camel_case_keys(data: Any) -> Any:
@@ -101,10 +112,15 @@ def camel_case_keys(data: Any) -> Any:
     ``functionCall``), for front ends that read camelCase; keys inside data fields
     (:data:`DATA_FIELDS`) keep their spelling."""
     if isinstance(data, list):
-        return [camel_case_keys(item) for item in data]
+        return [camel_case_keys(item) if isinstance(item, dict | list) else item for item in data]
     if not isinstance(data, dict):
         return data
-    return {
-        _to_camel(key): (value if key in DATA_FIELDS else camel_case_keys(value))
-        for key, value in data.items()
-    }
+    # Servers run this on every event they send: scalars are not recursed into, and known
+    # names are looked up rather than rebuilt.
+    names = _camel_names
+    converted: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in DATA_FIELDS and isinstance(value, dict | list):
+            value = camel_case_keys(value)
+        converted[names.get(key) or _to_camel(key)] = value
+    return converted

@@ -28,6 +28,7 @@ from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppLoadFailed, AppRegistry, UnknownAppError
 from eventide.server.request_models import RunAgentRequest
+from eventide.server.sse_batching import batch_ready_frames
 from eventide.types import camel_case_keys
 
 __all__ = ["InflightTurns", "add_run_routes", "error_payload"]
@@ -169,7 +170,7 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
         # counts as ended when the generator is collected.
         weakref.finalize(frames, leave)
         return StreamingResponse(
-            frames,
+            batch_ready_frames(frames),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
