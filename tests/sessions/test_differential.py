@@ -278,7 +278,7 @@ class SessionStoresAgree(RuleBasedStateMachine):
 
     @rule(user_id=st.sampled_from([None, "u1", "u2"]), page_size=st.sampled_from([None, 1, 2]))
     def list_sessions(self, user_id: str | None, page_size: int | None) -> None:
-        async def call(_name: str, service: BaseSessionService) -> list[Any]:
+        async def call(_name: str, service: BaseSessionService) -> tuple[list[int], list[Any]]:
             # Sessions with generated ids sort differently on each backend: compare the page
             # sizes and the whole listing in label order.
             sizes: list[int] = []

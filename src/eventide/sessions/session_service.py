@@ -338,11 +338,11 @@ class SessionService(BaseSessionService):
                     session.state.update(delta)
             else:
                 await self._fold(session, outcome, outcome.before)
-            session._record_commit(event, outcome.seq)
+            session.record_commit(event, outcome.seq)
         elif status == "duplicate":
             if outcome.seq > expected:
                 await self._fold(session, outcome, outcome.seq)
-                session.__dict__["log_position"] = outcome.seq
+                session.set_log_position(outcome.seq)
         elif status == "stale":
             raise StaleSessionError(session_id=session.id, expected=expected, actual=outcome.seq)
         else:
@@ -372,7 +372,7 @@ class SessionService(BaseSessionService):
         session.events.extend(folded)
         session.state = state
         if folded:
-            session.__dict__["last_update_time"] = folded[-1].timestamp
+            object.__setattr__(session, "last_update_time", folded[-1].timestamp)
 
     @staticmethod
     def _parse(
