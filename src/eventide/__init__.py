@@ -70,7 +70,11 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (imported on first 
     from eventide.plugins.memory_plugin import AddToMemoryPlugin
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.plugins.tracing_plugin import TracingPlugin
-    from eventide.sessions.sql_session_service import SqlSessionService
+    from eventide.sessions.sql_session_service import (
+        DatabaseSessionService,
+        SqliteSessionService,
+        SqlSessionService,
+    )
     from eventide.tools.gemini_tools import (
         GoogleSearchTool,
         UrlContextTool,

@@ -13,7 +13,11 @@ from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Se
 from eventide.sessions.session_service import SessionService
 
 if TYPE_CHECKING:  # imported on first access (needs the sql extra)
-    from eventide.sessions.sql_session_service import SqlSessionService
+    from eventide.sessions.sql_session_service import (
+        DatabaseSessionService,
+        SqliteSessionService,
+        SqlSessionService,
+    )
 
 __all__ = [
     "BaseSessionService",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from eventide.sessions.session_store import (
     AppendOutcome,
@@ -179,9 +179,11 @@ def _stored(values: dict[str, Any]) -> dict[str, Any]:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: object) -> object:
     if isinstance(value, dict):
-        return {k: v if type(v) in _SCALARS else _copy(v) for k, v in value.items()}
+        items = cast("dict[str, object]", value)
+        return {k: v if type(v) in _SCALARS else _copy(v) for k, v in items.items()}
     if isinstance(value, list | tuple):
-        return [v if type(v) in _SCALARS else _copy(v) for v in value]
+        elements = cast("list[object] | tuple[object, ...]", value)
+        return [v if type(v) in _SCALARS else _copy(v) for v in elements]
     return value

@@ -378,7 +378,7 @@ class SessionService(BaseSessionService):
     def _parse(
         rows: list[StoredEvent], app_name: str, user_id: str, session_id: str
     ) -> list[Event]:
-        events = []
+        events: list[Event] = []
         validate = Event.model_validate_json
         for row in rows:
             try:
