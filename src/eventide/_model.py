@@ -7,9 +7,11 @@ JSON from front ends that write camelCase keys is converted with :func:`snake_ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict
+
+from eventide._json import JsonValue
 
 __all__ = ["DATA_FIELDS", "EventideModel", "camel_case_keys", "foreign_to_dict", "snake_case_keys"]
 
@@ -40,8 +42,14 @@ def foreign_to_dict(value: Any) -> Any:
     return value
 
 
+def json_fields(data: object) -> dict[str, Any] | None:
+    """``data`` as a dict of fields when it is one (a "before" validator's raw input), else
+    None."""
+    return cast("dict[str, Any]", data) if isinstance(data, dict) else None
+
+
 def _to_snake(name: str) -> str:
-    out = []
+    out: list[str] = []
     for char in name:
         if char.isupper():
             out.append("_")
@@ -51,7 +59,7 @@ def _to_snake(name: str) -> str:
     return "".join(out)
 
 
-def snake_case_keys(data: Any) -> Any:
+def snake_case_keys(data: JsonValue) -> JsonValue:
     """Recursively rename camelCase dict keys to snake_case (``functionCall`` ->
     ``function_call``), for JSON written by front ends of other runtimes.
 
@@ -62,9 +70,9 @@ def snake_case_keys(data: Any) -> Any:
         return [snake_case_keys(item) for item in data]
     if not isinstance(data, dict):
         return data
-    converted: dict[str, Any] = {}
+    converted: dict[str, JsonValue] = {}
     for key, value in data.items():
-        name = _to_snake(key) if isinstance(key, str) else key
+        name = _to_snake(key)
         if name in DATA_FIELDS:
             converted[name] = value
         else:
@@ -107,7 +115,7 @@ def _to_camel(name: str) -> str:
     return camel
 
 
-def camel_case_keys(data: Any) -> Any:
+def camel_case_keys(data: JsonValue) -> JsonValue:
     """Recursively rename snake_case field names to camelCase (``function_call`` ->
     ``functionCall``), for front ends that read camelCase; keys inside data fields
     (:data:`DATA_FIELDS`) keep their spelling."""

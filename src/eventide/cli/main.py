@@ -299,7 +299,7 @@ def _serve(
     trace: bool,
     log_level: str,
 ) -> None:
-    console, errors = _consoles()
+    console, _ = _consoles()
     try:
         api, apps = _build_server(
             apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui

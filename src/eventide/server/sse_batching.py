@@ -11,14 +11,14 @@ out at once (nothing waits for more), a burst goes out as one write.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import anyio
 
 __all__ = ["batch_ready_frames"]
 
 
-async def batch_ready_frames(frames: AsyncIterator[str]) -> AsyncIterator[str]:
+async def batch_ready_frames(frames: AsyncIterator[str]) -> AsyncGenerator[str, None]:
     """Yield ``frames`` joined into as few chunks as their timing allows, in order.
 
     The source is read in its own task; when this generator is closed early (the client

@@ -24,7 +24,7 @@ import asyncio
 import functools
 import re
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -189,7 +189,7 @@ class PostgresSessionStore:
         engine.sync_engine.dispose(close=False)
 
     @asynccontextmanager
-    async def _connect(self, *, autocommit: bool = False) -> AsyncIterator[AsyncConnection]:
+    async def _connect(self, *, autocommit: bool = False) -> AsyncGenerator[AsyncConnection, None]:
         """A connection (in a transaction unless ``autocommit``); driver and network
         failures become ``BackendError``."""
         engine = self._current_engine()
