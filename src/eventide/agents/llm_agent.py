@@ -27,6 +27,7 @@ from eventide.flows.resolved_agent import (
     ToolErrorHook,
     TransferTarget,
 )
+from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -73,6 +74,8 @@ class LlmAgent(BaseAgent):
         planner: a ``BuiltInPlanner`` (the model's thinking, with its ``thinking_config``)
             or a ``PlanReActPlanner`` (plan, act, reason, answer).
         code_executor: ``BuiltInCodeExecutor()`` switches on Gemini's code execution.
+        context_limit: send only part of the history to the model: the last N invocations
+            and/or a token budget (``ContextLimit``); calls and responses stay paired.
         before_model_callback: ``(callback_context=, llm_request=)``; a returned
             ``LlmResponse`` skips the model call.
         after_model_callback: ``(callback_context=, llm_response=)``; a returned
@@ -105,6 +108,7 @@ class LlmAgent(BaseAgent):
     disallow_transfer_to_peers: bool = False
     planner: BasePlanner | None = Field(default=None, repr=False)
     code_executor: BaseCodeExecutor | None = Field(default=None, repr=False)
+    context_limit: ContextLimit | None = None
     before_model_callback: _Callbacks | None = Field(default=None, repr=False)
     after_model_callback: _Callbacks | None = Field(default=None, repr=False)
     on_model_error_callback: _Callbacks | None = Field(default=None, repr=False)
@@ -254,6 +258,7 @@ class LlmAgent(BaseAgent):
             static_instruction=_static_text(self.static_instruction),
             planner=self.planner,
             code_executor=self.code_executor,
+            context_limit=self.context_limit,
         )
 
     def _run_agent_named(
