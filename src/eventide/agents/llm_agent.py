@@ -235,6 +235,30 @@ class LlmAgent(BaseAgent):
         root = self.root_agent
         parent = self.parent_agent
         targets = self.transfer_targets()
+        before_model: tuple[BeforeModelHook, ...] = ()
+        after_model: tuple[AfterModelHook, ...] = ()
+        on_model_error: tuple[ModelErrorHook, ...] = ()
+        before_tool: tuple[BeforeToolHook, ...] = ()
+        after_tool: tuple[AfterToolHook, ...] = ()
+        on_tool_error: tuple[ToolErrorHook, ...] = ()
+        if plugins.has_model_or_tool_hooks or any(
+            callbacks is not None
+            for callbacks in (
+                self.before_model_callback,
+                self.after_model_callback,
+                self.on_model_error_callback,
+                self.before_tool_callback,
+                self.after_tool_callback,
+                self.on_tool_error_callback,
+            )
+        ):
+            # Built only when some hook exists: a plain agent's record keeps the empty chains.
+            before_model = _before_model_chain(plugins, self.before_model_callback)
+            after_model = _after_model_chain(plugins, self.after_model_callback)
+            on_model_error = _model_error_chain(plugins, self.on_model_error_callback)
+            before_tool = _before_tool_chain(plugins, self.before_tool_callback)
+            after_tool = _after_tool_chain(plugins, self.after_tool_callback)
+            on_tool_error = _tool_error_chain(plugins, self.on_tool_error_callback)
         return ResolvedAgent(
             name=self.name,
             description=self.description,
@@ -249,12 +273,12 @@ class LlmAgent(BaseAgent):
             transfer_targets=tuple(TransferTarget(t.name, t.description) for t in targets),
             parent_name=parent.name if parent is not None and parent in targets else None,
             run_agent=self._run_agent_named,
-            before_model=_before_model_chain(plugins, self.before_model_callback),
-            after_model=_after_model_chain(plugins, self.after_model_callback),
-            on_model_error=_model_error_chain(plugins, self.on_model_error_callback),
-            before_tool=_before_tool_chain(plugins, self.before_tool_callback),
-            after_tool=_after_tool_chain(plugins, self.after_tool_callback),
-            on_tool_error=_tool_error_chain(plugins, self.on_tool_error_callback),
+            before_model=before_model,
+            after_model=after_model,
+            on_model_error=on_model_error,
+            before_tool=before_tool,
+            after_tool=after_tool,
+            on_tool_error=on_tool_error,
             static_instruction=_static_text(self.static_instruction),
             planner=self.planner,
             code_executor=self.code_executor,
