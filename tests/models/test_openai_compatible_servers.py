@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from eventide import types
-from eventide.models._connector_support import RetryPolicy, retry_after_seconds
+from eventide.models._failures import retry_after_seconds
 from eventide.models.llm_request import LlmRequest
 from eventide.models.openai_llm import OpenAILlm
+from eventide.models.retrying_llm import RetryPolicy
 from tests.models.conftest import WEATHER_SCHEMA, collect, text
 from tests.models.fake_provider_servers import FakeProviderServer, Reply, chat_sse
 from tests.models.openai_dialects import DIALECTS, llama_cpp_check
