@@ -80,7 +80,8 @@ def json_arguments(raw: str | None) -> tuple[JsonObject, str | None]:
     if not raw:
         return {}, None
     try:
-        value: object = json.loads(raw)
+        # strict=False: small local models put raw newlines inside argument strings.
+        value: object = json.loads(raw, strict=False)
     except json.JSONDecodeError as exc:
         return {}, f"the model sent function arguments that are not JSON ({exc}): {raw[:200]!r}"
     args = obj(value)

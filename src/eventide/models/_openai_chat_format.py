@@ -67,6 +67,7 @@ def chat_request(
         body["tools"] = tools
         choice = openai_tool_choice(
             config.tool_config,
+            declared=[str(t["function"]["name"]) for t in tools],
             function_ref=lambda name: {"type": "function", "function": {"name": name}},
             allowed=lambda refs: {
                 "type": "allowed_tools",
@@ -223,13 +224,16 @@ def _schema_name(schema: dict[str, Any]) -> str:
 def openai_tool_choice(
     tool_config: types.ToolConfig | None,
     *,
+    declared: list[str],
     function_ref: Callable[[str], JsonObject],
     allowed: Callable[[list[JsonObject]], JsonObject],
 ) -> str | JsonObject | None:
     """An OpenAI ``tool_choice`` for a ``ToolConfig`` (None: leave it to the API).
 
     Chat Completions and the Responses API spell a named function and a list of allowed
-    tools differently; ``function_ref`` and ``allowed`` give those shapes.
+    tools differently; ``function_ref`` and ``allowed`` give those shapes. ``ANY`` with a
+    single declared function names it: the same rule, and servers that cannot do
+    ``"required"`` (llama.cpp's) can force a named function.
     """
     if tool_config is None or tool_config.mode is None:
         return None
@@ -242,6 +246,8 @@ def openai_tool_choice(
         return function_ref(names[0])
     if names:
         return allowed([function_ref(n) for n in names])
+    if len(declared) == 1:
+        return function_ref(declared[0])
     return "required"
 
 

@@ -49,6 +49,7 @@ def responses_request(llm_request: LlmRequest, *, model: str) -> dict[str, Any]:
         body["tools"] = tools
         choice = openai_tool_choice(
             config.tool_config,
+            declared=[str(t["name"]) for t in tools],
             function_ref=lambda name: {"type": "function", "name": name},
             allowed=lambda refs: {"type": "allowed_tools", "mode": "required", "tools": refs},
         )

@@ -125,7 +125,8 @@ class StreamAssembler:
             self._slots.append(slot)
         slot.call_id = call_id or slot.call_id
         if name:
-            slot.name += name
+            # OpenAI sends the name once; llama.cpp's server repeats it in every fragment.
+            slot.name = name if name.startswith(slot.name) else slot.name + name
         if arguments:
             slot.fragments.append(arguments)
         if args is not None:
