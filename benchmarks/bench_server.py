@@ -95,7 +95,7 @@ async def _turn(client: Any, body: dict[str, Any], stats: Stats) -> None:
     elapsed = time.perf_counter() - started
     stats.frames += len(frames)
     final = frames[-1] if frames else {}
-    if "error_code" in final or final.get("partial") or not final.get("content"):
+    if "errorCode" in final or final.get("partial") or not final.get("content"):
         stats.errors.append(f"bad last frame: {json.dumps(final)[:200]}")
         return
     if len(frames) != ANSWER_CHARS // CHUNK + 1:

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from eventide.artifacts.base_artifact_service import BaseArtifactService
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
+    from eventide.durable.log import ResumeScope
+    from eventide.flows.contents import ContentsCache
     from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.sessions.base_session_service import BaseSessionService
@@ -43,6 +45,13 @@ class _InvocationShared:
     pending_state: dict[str, Any] = field(default_factory=dict)
     llm_calls: int = 0
     end_invocation: bool = False
+    resumable: bool = False
+
+
+def _no_plugins() -> PluginManager:
+    from eventide.plugins.plugin_manager import PluginManager
+
+    return PluginManager()
 
 
 @dataclass(slots=True, kw_only=True)
@@ -50,20 +59,28 @@ class InvocationContext:
     """Everything about one invocation, as seen by the agent running now.
 
     Each agent gets its own copy (``agent`` and ``branch`` differ); the session, services
-    and invocation-wide flags are shared by all copies.
+    and invocation-wide flags are shared by all copies. ``contents_cache`` is the Runner's
+    memo of built conversations (None: each model call builds its conversation anew).
+    ``resume`` is set while an agent continues an unfinished invocation: the part of the
+    committed log it resumes from.
+    Built by hand (to unit-test a custom agent), it needs ``invocation_id``, ``agent``,
+    ``session`` and ``session_service``; the rest defaults (no plugins, a default
+    ``RunConfig``).
     """
 
     invocation_id: str
     agent: BaseAgent
     session: Session
     session_service: BaseSessionService
-    plugin_manager: PluginManager
+    plugin_manager: PluginManager = field(default_factory=_no_plugins)
     artifact_service: BaseArtifactService | None = None
     memory_service: BaseMemoryService | None = None
     credential_service: BaseCredentialService | None = None
     user_content: types.Content | None = None
     run_config: RunConfig = field(default_factory=RunConfig)
     branch: str | None = None
+    contents_cache: ContentsCache | None = None
+    resume: ResumeScope | None = None
     _shared: _InvocationShared = field(default_factory=_InvocationShared)
 
     @property
@@ -86,6 +103,15 @@ class InvocationContext:
         self._shared.end_invocation = value
 
     @property
+    def resumable(self) -> bool:
+        """Whether this invocation records where it is, so it can be resumed after a crash."""
+        return self._shared.resumable
+
+    @resumable.setter
+    def resumable(self, value: bool) -> None:
+        self._shared.resumable = value
+
+    @property
     def pending_state(self) -> dict[str, Any]:
         """Writes made during the invocation but not yet committed (for dirty reads)."""
         return self._shared.pending_state
@@ -105,6 +131,8 @@ class InvocationContext:
             user_content=self.user_content,
             run_config=self.run_config,
             branch=self.branch if branch is None else branch,
+            contents_cache=self.contents_cache,
+            resume=self.resume,
             _shared=self._shared,
         )
 
@@ -157,6 +185,21 @@ class ReadonlyContext:
     def invocation_id(self) -> str:
         """The id of the current invocation."""
         return self._invocation_context.invocation_id
+
+    @property
+    def user_id(self) -> str:
+        """The user of the session."""
+        return self._invocation_context.session.user_id
+
+    @property
+    def app_name(self) -> str:
+        """The app of the session."""
+        return self._invocation_context.session.app_name
+
+    @property
+    def run_config(self) -> RunConfig:
+        """The invocation's settings."""
+        return self._invocation_context.run_config
 
     @property
     def agent_name(self) -> str:
@@ -270,6 +313,29 @@ class CallbackContext(ReadonlyContext):
         return await ictx.memory_service.search_memory(
             app_name=ictx.app_name, user_id=ictx.user_id, query=query
         )
+
+    async def add_session_to_memory(self) -> None:
+        """Add this session (as committed so far) to the memory service."""
+        ictx = self._invocation_context
+        if ictx.memory_service is None:
+            raise ConfigurationError(
+                "This Runner has no memory service. Pass memory_service=... to Runner "
+                "(InMemoryMemoryService() or a SQL memory service) to add sessions to memory."
+            )
+        await ictx.memory_service.add_session_to_memory(ictx.session)
+
+    async def save_credential(self, auth_config: AuthConfig) -> None:
+        """Store the credential in ``auth_config.exchanged_auth_credential`` with the
+        Runner's credential service, under ``auth_config.credential_key``."""
+        from eventide.auth import save_credential
+
+        await save_credential(self._invocation_context, auth_config)
+
+    async def load_credential(self, auth_config: AuthConfig) -> AuthCredential | None:
+        """The stored credential for ``auth_config``, or None."""
+        from eventide.auth import load_credential
+
+        return await load_credential(self._invocation_context, auth_config)
 
 
 class ToolContext(CallbackContext):

@@ -7,12 +7,16 @@
     │   ├── AgentTreeError                  bad agent name, duplicate name, agent with two parents
     │   ├── AgentNotFoundError (LookupError) no agent by that name in the tree
     │   ├── SessionNotFoundError (LookupError) no such session: create it first
+    │   ├── InvocationNotFoundError (LookupError) no such invocation in the session's history
+    │   ├── EventNotFoundError (LookupError) no such event in the session's history
+    │   ├── ResumeError                     an invocation that cannot be resumed (finished, ...)
     │   ├── InvalidStateValueError          a state value that cannot be stored as JSON
     │   ├── InvalidArtifactNameError        an empty artifact name, or one escaping its folder
     │   ├── RunnerClosedError               the Runner was used after close()
     │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
     │   └── AppLoadError                    an agent app that cannot be found or imported
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
+    │   └── ToolArgumentsError (ValueError)  a tool call's arguments do not match the tool
     ├── ModelError                          the model provider reported an error or failed
     ├── CredentialExchangeError             an OAuth2 token endpoint refused or failed an exchange
     ├── ToolError                           a tool raised; ``__cause__`` holds the original
@@ -40,20 +44,24 @@ __all__ = [
     "ConfigurationError",
     "CorruptRecordError",
     "CredentialExchangeError",
+    "EventNotFoundError",
     "EventideError",
     "InternalError",
     "InvalidArtifactNameError",
     "InvalidStateValueError",
+    "InvocationNotFoundError",
     "LimitExceededError",
     "LlmCallsLimitExceededError",
     "McpConnectionError",
     "ModelBehaviorError",
     "ModelError",
     "RecordTooLargeError",
+    "ResumeError",
     "RunnerClosedError",
     "SchemaVersionError",
     "SessionNotFoundError",
     "StaleSessionError",
+    "ToolArgumentsError",
     "ToolError",
     "UsageError",
 ]
@@ -93,6 +101,25 @@ class SessionNotFoundError(UsageError, LookupError):
         self.session_id = session_id
 
 
+class InvocationNotFoundError(UsageError, LookupError):
+    """The session has no such invocation to rewind to or resume (it is unknown, of another
+    session, or was already rewound)."""
+
+    def __init__(self, message: str, *, invocation_id: str, session_id: str = "") -> None:
+        super().__init__(message)
+        self.invocation_id = invocation_id
+        self.session_id = session_id
+
+
+class EventNotFoundError(UsageError, LookupError):
+    """The event is not in the session's history."""
+
+    def __init__(self, message: str, *, session_id: str, event_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.event_id = event_id
+
+
 class InvalidStateValueError(UsageError, TypeError):
     """A state value that is not JSON data (dict, list, str, int, float, bool, None)."""
 
@@ -105,6 +132,15 @@ class InvalidStateValueError(UsageError, TypeError):
         self.key = key
         self.path = path
         self.value_type = value_type
+
+
+class ResumeError(UsageError):
+    """An invocation cannot be resumed (finished, paused for the user, not resumable, or
+    the agent tree no longer matches its events); the message says what to do instead."""
+
+    def __init__(self, message: str, *, invocation_id: str) -> None:
+        super().__init__(message)
+        self.invocation_id = invocation_id
 
 
 class InvalidArtifactNameError(UsageError):
@@ -130,6 +166,12 @@ class AppLoadError(UsageError):
 
 class ModelBehaviorError(EventideError):
     """The model produced output Eventide cannot use (malformed JSON, schema mismatch)."""
+
+
+class ToolArgumentsError(ModelBehaviorError, ValueError):
+    """The model's arguments do not match a tool's parameters. The flow answers the call
+    with this message so the model can correct itself; it reaches the caller only when a
+    tool is called directly (``FunctionTool.validate_args``)."""
 
 
 class ModelError(EventideError):

@@ -18,7 +18,7 @@ from eventide._ids import new_id
 from eventide._model import EventideModel
 from eventide.models.llm_response import LlmResponse
 
-__all__ = ["Event", "EventActions", "ToolConfirmation"]
+__all__ = ["Event", "EventActions", "EventCompaction", "ToolConfirmation"]
 
 
 class ToolConfirmation(EventideModel):
@@ -27,6 +27,18 @@ class ToolConfirmation(EventideModel):
     hint: str = ""
     confirmed: bool = False
     payload: Any | None = None
+
+
+class EventCompaction(EventideModel):
+    """A summary that stands in for the events committed between two timestamps.
+
+    The events it covers stay in the session's log; the contents sent to the model use
+    ``compacted_content`` instead of them (see :mod:`eventide.history.compaction`).
+    """
+
+    start_timestamp: float
+    end_timestamp: float
+    compacted_content: types.Content
 
 
 class EventActions(EventideModel):
@@ -43,6 +55,10 @@ class EventActions(EventideModel):
         requested_tool_confirmations: function call id -> a confirmation a tool asked for.
         end_of_agent: the agent that authored the event has finished.
         agent_state: an agent's resumable state.
+        rewind_before_invocation_id: this event rewinds the session to before that
+            invocation (its state and artifact deltas restore what they were then); the
+            rewound invocations stay in the log but no longer reach the model.
+        compaction: this event summarises older events for the model (they stay in the log).
     """
 
     skip_summarization: bool | None = None
@@ -54,6 +70,8 @@ class EventActions(EventideModel):
     requested_tool_confirmations: dict[str, ToolConfirmation] = Field(default_factory=dict)
     end_of_agent: bool | None = None
     agent_state: dict[str, Any] | None = None
+    rewind_before_invocation_id: str | None = None
+    compaction: EventCompaction | None = None
 
     def merge(self, other: EventActions) -> None:
         """Fold ``other`` into this object (later values win), e.g. from parallel tool calls."""
@@ -84,6 +102,8 @@ class EventActions(EventideModel):
             or self.requested_tool_confirmations
             or self.end_of_agent
             or self.agent_state is not None
+            or self.rewind_before_invocation_id is not None
+            or self.compaction is not None
         )
 
 

@@ -31,7 +31,9 @@ class RunConfig(EventideModel):
         streaming_mode: see :class:`StreamingMode`.
         max_llm_calls: the most model calls one invocation may make; past it the invocation
             stops with ``LlmCallsLimitExceededError``. Zero or less means no limit.
-        custom_metadata: free-form data for plugins and callbacks.
+        custom_metadata: free-form data for plugins and callbacks; it is also added to the
+            ``custom_metadata`` of every event of the invocation (an event's own entries
+            win on a clash), as google-adk does.
     """
 
     streaming_mode: StreamingMode = StreamingMode.NONE

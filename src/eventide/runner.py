@@ -9,24 +9,28 @@ always resumes after its event is committed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterator, Sequence
+import threading
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide._ids import new_invocation_id
 from eventide.agents.base_agent import BaseAgent
+from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import InvocationContext
-from eventide.errors import AgentTreeError, RunnerClosedError, SessionNotFoundError, UsageError
+from eventide.durable.log import FINISHED, INVOCATION_KEY, STARTED
+from eventide.errors import RunnerClosedError, SessionNotFoundError, UsageError
 from eventide.events import Event, EventActions
-from eventide.flows.contents import REQUEST_CREDENTIAL_FUNCTION
+from eventide.flows.contents import ContentsCache
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.plugins.plugin_manager import PluginManager
+from eventide.protocol import REQUEST_CREDENTIAL_FUNCTION, USER_AUTHOR
 from eventide.run_config import RunConfig
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
@@ -34,12 +38,19 @@ from eventide.sessions.session import Session
 
 if TYPE_CHECKING:
     from eventide.auth.credential_service import BaseCredentialService
+    from eventide.history.compaction import EventsCompactionConfig
+    from eventide.models.base_llm import BaseLlm
 
 __all__ = ["InMemoryRunner", "Runner"]
 
 
 # The settings of invocations run without a RunConfig (shared: treat it as read-only).
 _DEFAULT_RUN_CONFIG = RunConfig()
+
+_NOT_RESUMABLE = (
+    "Resuming needs a resumable app: Runner(app=App(..., resumability_config="
+    "ResumabilityConfig(is_resumable=True)), ...)."
+)
 
 
 class Runner:
@@ -57,6 +68,12 @@ class Runner:
         auto_create_session: create a missing session instead of raising.
         add_sessions_to_memory: after each invocation, add the session to the memory
             service (opt-in; needs ``memory_service``).
+        events_compaction_config: summarise older events every N invocations (taken from
+            ``app`` when given; see :mod:`eventide.history.compaction`).
+
+    With ``App(resumability_config=ResumabilityConfig(is_resumable=True))`` every invocation
+    records where it is in its events, and :meth:`resume_async` continues one that stopped
+    half way (a crash, a failed commit, an exception) from its last committed event.
     """
 
     def __init__(
@@ -72,13 +89,22 @@ class Runner:
         plugins: Sequence[BasePlugin] | None = None,
         auto_create_session: bool = False,
         add_sessions_to_memory: bool = False,
+        events_compaction_config: EventsCompactionConfig | None = None,
     ) -> None:
+        compaction = events_compaction_config
         if app is not None:
-            if agent is not None or app_name not in (None, app.name):
-                raise UsageError("Pass either app=App(...) or app_name= and agent=, not both.")
-            app_name, agent = app.name, app.root_agent
+            compaction = compaction or app.events_compaction_config
+            if agent is not None:
+                raise UsageError("Pass either app=App(...) or agent=, not both.")
+            # An explicit app_name wins over the app's, as in google-adk.
+            app_name, agent = app_name or app.name, app.root_agent
             plugins = [*app.plugins, *(plugins or ())]
             add_sessions_to_memory = add_sessions_to_memory or app.add_sessions_to_memory
+            resumability = app.resumability_config
+            resumable = resumability is not None and resumability.is_resumable
+        else:
+            resumability = None
+            resumable = False
         if app_name is None or agent is None:
             raise UsageError("Runner needs app_name= and agent= (or app=App(...)).")
         if not isinstance(agent, BaseAgent):
@@ -87,7 +113,6 @@ class Runner:
             )
         if add_sessions_to_memory and memory_service is None:
             raise UsageError("add_sessions_to_memory=True needs a memory_service.")
-        _check_unique_names(agent)
         self.app_name = app_name
         self.agent = agent
         self.session_service = session_service
@@ -95,10 +120,21 @@ class Runner:
         self.memory_service = memory_service
         self.credential_service = credential_service
         self.plugin_manager = PluginManager(plugins or ())
+        # Runtime state, not configuration: the conversations built so far, per session,
+        # branch and agent, so a long session costs only its new events per model call.
+        self._contents_cache = ContentsCache()
         self.auto_create_session = auto_create_session
         self.add_sessions_to_memory = add_sessions_to_memory
+        self.resumable = resumable
+        self.resumability_config = resumability
+        self._compactor = None
+        if compaction is not None:
+            from eventide.history.compaction import Compactor
+
+            self._compactor = Compactor(compaction, default_llm=lambda: _root_model(agent))
         self._closed = False
         self._sync_loop: asyncio.AbstractEventLoop | None = None
+        self._worker: _WorkerLoop | None = None
 
     async def run_async(
         self,
@@ -109,6 +145,7 @@ class Runner:
         state_delta: dict[str, Any] | None = None,
         run_config: RunConfig | None = None,
         invocation_id: str | None = None,
+        resume_unfinished: bool = False,
     ) -> AsyncGenerator[Event, None]:
         """Run one invocation and yield its events as they are committed.
 
@@ -118,17 +155,109 @@ class Runner:
             new_message: the user's message (a ``Content``, a string, or genai Content).
             state_delta: state to set along with the user's message.
             run_config: per-invocation settings.
-            invocation_id: reuse an id (e.g. to resume); a new one by default.
+            invocation_id: reuse an id; a new one by default. In a resumable app, the id of
+                the session's unfinished latest invocation with no ``new_message`` and no
+                ``state_delta`` resumes it (as :meth:`resume_async`).
+            resume_unfinished: in a resumable app, first continue the session's latest
+                invocation if it did not finish (its events are yielded too), then run the
+                new message.
 
         Raises:
             SessionNotFoundError: the session does not exist.
             RunnerClosedError: the runner was closed.
+            ResumeError: an invocation to resume cannot be resumed (the message says why).
         """
         if self._closed:
             raise RunnerClosedError("This Runner was closed; create a new one to run again.")
+        if resume_unfinished and not self.resumable:
+            raise UsageError(_NOT_RESUMABLE)
         session = await self._load_session(user_id, session_id)
+        if self.resumable:
+            from eventide.durable import unfinished_invocation
+
+            resume_id: str | None = None
+            if invocation_id is not None and new_message is None and not state_delta:
+                if any(e.invocation_id == invocation_id for e in session.events):
+                    resume_id = invocation_id
+            elif resume_unfinished:
+                resume_id = unfinished_invocation(session)
+            if resume_id is not None:
+                async with aclosing(self._resume(session, resume_id, run_config)) as resumed:
+                    async for event in resumed:
+                        yield event
+                if invocation_id == resume_id:
+                    return
+                invocation_id = None
+        ctx = self._new_context(invocation_id or new_invocation_id(), session, run_config)
+        if new_message is not None or state_delta:
+            await self._append_user_event(ctx, new_message, state_delta)
+        async with aclosing(self._drive(ctx, resumed=False)) as events:
+            async for event in events:
+                yield event
+
+    async def resume_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        invocation_id: str | None = None,
+        run_config: RunConfig | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Continue an unfinished invocation from its last committed event; yield the events
+        it commits now.
+
+        Committed model responses are not requested again and committed tool responses are
+        not run again; a tool call that was running when the invocation stopped runs again
+        with the same call id (``tool_context.function_call_id``, an idempotency key).
+        Needs ``App(resumability_config=ResumabilityConfig(is_resumable=True))``.
+
+        Args:
+            user_id: the user.
+            session_id: the session.
+            invocation_id: the invocation; the session's latest by default.
+            run_config: per-invocation settings for the rest of the invocation.
+
+        Raises:
+            SessionNotFoundError: the session does not exist.
+            InvocationNotFoundError: the session has no such invocation.
+            ResumeError: the invocation finished, paused for the user, is not the latest,
+                was not run resumably, or names agents no longer in the tree.
+        """
+        if self._closed:
+            raise RunnerClosedError("This Runner was closed; create a new one to run again.")
+        if not self.resumable:
+            raise UsageError(_NOT_RESUMABLE)
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            raise SessionNotFoundError(
+                app_name=self.app_name, user_id=user_id, session_id=session_id
+            )
+        async with aclosing(self._resume(session, invocation_id, run_config)) as events:
+            async for event in events:
+                yield event
+
+    async def _resume(
+        self, session: Session, invocation_id: str | None, run_config: RunConfig | None
+    ) -> AsyncGenerator[Event, None]:
+        from eventide.durable import plan_resume
+
+        plan = plan_resume(self.agent, session, invocation_id)
+        ctx = self._new_context(plan.invocation_id, session, run_config)
+        ctx.user_content = plan.user_content
+        if plan.start_agent is not None:
+            ctx.agent = plan.start_agent
+            ctx.resume = plan.scope
+        async with aclosing(self._drive(ctx, resumed=plan.start_agent is not None)) as events:
+            async for event in events:
+                yield event
+
+    def _new_context(
+        self, invocation_id: str, session: Session, run_config: RunConfig | None
+    ) -> InvocationContext:
         ctx = InvocationContext(
-            invocation_id=invocation_id or new_invocation_id(),
+            invocation_id=invocation_id,
             agent=self.agent,
             session=session,
             session_service=self.session_service,
@@ -137,30 +266,50 @@ class Runner:
             credential_service=self.credential_service,
             plugin_manager=self.plugin_manager,
             run_config=run_config or _DEFAULT_RUN_CONFIG,
+            contents_cache=self._contents_cache,
         )
-        plugins = self.plugin_manager
-        if new_message is not None or state_delta:
-            await self._append_user_event(ctx, new_message, state_delta)
+        if self.resumable:
+            ctx.resumable = True
+        return ctx
 
-        early = await plugins.run("before_run_callback", invocation_context=ctx)
+    async def _drive(self, ctx: InvocationContext, *, resumed: bool) -> AsyncGenerator[Event, None]:
+        """Run the invocation's agent, committing each event before the agent resumes.
+
+        ``resumed``: ``ctx.agent`` and ``ctx.resume`` say where to continue; otherwise the
+        agent for the turn is picked now.
+        """
+        plugins = self.plugin_manager
+        session = ctx.session
+        # A resumable invocation's first committed event says so (see eventide.durable.log).
+        mark_start = self.resumable and not resumed and not _has_events_of(session, ctx)
+        early = await plugins.before_run_callback(invocation_context=ctx)
         if early is not None:
             event = Event(
                 invocation_id=ctx.invocation_id,
                 author="model",
                 content=types.to_content(early, role="model"),
             )
+            if self.resumable:
+                event.custom_metadata = {INVOCATION_KEY: FINISHED}
             await self.session_service.append_event(session, event)
             yield event
         else:
-            ctx.agent = self._agent_for_turn(ctx)
-            has_on_event = plugins.has("on_event_callback")
+            if not resumed:
+                ctx.agent = self._agent_for_turn(ctx)
+            has_on_event = plugins.overrides(BasePlugin.on_event_callback)
             commit = self.session_service.append_event
+            metadata = ctx.run_config.custom_metadata
             async with aclosing(ctx.agent.run_async(ctx)) as events:
                 async for event in events:
+                    if metadata:
+                        _add_run_metadata(event, metadata)
                     if not event.partial:
                         if not event.invocation_id:
                             # Straight into the field: pydantic's __setattr__ costs microseconds.
                             event.__dict__["invocation_id"] = ctx.invocation_id
+                        if mark_start:
+                            _mark_started(event)
+                            mark_start = False
                         delta = event.actions.state_delta
                         if delta:
                             ctx.hold_temp_state(delta)
@@ -168,15 +317,73 @@ class Runner:
                         if delta:
                             ctx.forget_committed(delta)
                     if has_on_event:
-                        replaced = await plugins.run(
-                            "on_event_callback", invocation_context=ctx, event=event
+                        replaced = await plugins.on_event_callback(
+                            invocation_context=ctx, event=event
                         )
                         if replaced is not None:
                             event = replaced
                     yield event
-        await plugins.run("after_run_callback", invocation_context=ctx)
+        await plugins.after_run_callback(invocation_context=ctx)
+        if self._compactor is not None:
+            compacted = await self._compactor.after_invocation(self.session_service, session)
+            if compacted is not None:
+                yield compacted
         if self.add_sessions_to_memory and self.memory_service is not None:
             await self.memory_service.add_session_to_memory(session)
+
+    async def rewind_async(
+        self, *, user_id: str, session_id: str, rewind_before_invocation_id: str
+    ) -> Event:
+        """Rewind the session to before an invocation: append an event that restores state
+        and artifacts to what they were then; the later turns stay in the log but no longer
+        reach the model (see :mod:`eventide.history.rewind`).
+
+        Returns:
+            The committed rewind event.
+
+        Raises:
+            SessionNotFoundError: the session does not exist.
+            InvocationNotFoundError: the invocation is unknown, of another session, or was
+                already rewound; nothing is written.
+        """
+        from eventide.history.rewind import rewind_session
+
+        return await rewind_session(
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            app_name=self.app_name,
+            user_id=user_id,
+            session_id=session_id,
+            rewind_before_invocation_id=rewind_before_invocation_id,
+        )
+
+    async def fork_session_async(
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        up_to_event_id: str | None = None,
+        new_session_id: str | None = None,
+    ) -> Session:
+        """Copy the session up to and including ``up_to_event_id`` (all of it when None) into
+        a new session: its state then, its artifacts by version and its events (see
+        :mod:`eventide.history.fork`). Returns the new session.
+
+        Raises:
+            SessionNotFoundError: the session does not exist.
+            EventNotFoundError: the event is not in the session; nothing is created.
+        """
+        from eventide.history.fork import fork_session
+
+        return await fork_session(
+            session_service=self.session_service,
+            artifact_service=self.artifact_service,
+            app_name=self.app_name,
+            user_id=user_id,
+            session_id=session_id,
+            up_to_event_id=up_to_event_id,
+            new_session_id=new_session_id,
+        )
 
     def run(
         self,
@@ -187,25 +394,24 @@ class Runner:
         state_delta: dict[str, Any] | None = None,
         run_config: RunConfig | None = None,
     ) -> Iterator[Event]:
-        """The synchronous convenience over :meth:`run_async`, for scripts and notebooks'
-        plain cells. Breaking out of the loop early cancels the invocation cleanly.
+        """The synchronous convenience over :meth:`run_async`, for scripts and notebooks.
+        Breaking out of the loop early cancels the invocation cleanly.
 
         It runs the invocation on a private event loop kept by this Runner (so services that
-        hold connections keep working across calls); inside a running event loop use
-        ``async for event in runner.run_async(...)`` instead.
+        hold connections keep working across calls). Called where an event loop is already
+        running (a notebook cell, an async test), it runs that private loop on a worker
+        thread and blocks until each event is committed, as google-adk does; there,
+        ``async for event in runner.run_async(...)`` is the better choice.
         """
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            pass
+            loop = self._sync_loop
+            if loop is None or loop.is_closed():
+                loop = self._sync_loop = asyncio.new_event_loop()
+            step: Callable[[Awaitable[Any]], Any] = loop.run_until_complete
         else:
-            raise UsageError(
-                "Runner.run() cannot be called from a running event loop; use "
-                "`async for event in runner.run_async(...)` there."
-            )
-        loop = self._sync_loop
-        if loop is None or loop.is_closed():
-            loop = self._sync_loop = asyncio.new_event_loop()
+            step = self._worker_loop().run
         events = self.run_async(
             user_id=user_id,
             session_id=session_id,
@@ -216,25 +422,80 @@ class Runner:
         try:
             while True:
                 try:
-                    event = loop.run_until_complete(anext(events))
+                    event = step(anext(events))
                 except StopAsyncIteration:
                     return
                 yield event
         finally:
-            loop.run_until_complete(events.aclose())
+            step(events.aclose())
             # Let finalizers of generators the caller's code left open run now, on this
             # loop, rather than be destroyed pending.
-            loop.run_until_complete(asyncio.sleep(0))
+            step(asyncio.sleep(0))
+
+    def _worker_loop(self) -> _WorkerLoop:
+        worker = self._worker
+        if worker is None or worker.closed:
+            worker = self._worker = _WorkerLoop()
+        return worker
+
+    async def run_debug(
+        self,
+        user_messages: str | list[str],
+        *,
+        user_id: str = "debug_user_id",
+        session_id: str = "debug_session_id",
+        run_config: RunConfig | None = None,
+        quiet: bool = False,
+        verbose: bool = False,
+    ) -> list[Event]:
+        """Send one or more messages in one session (created when missing) and return the
+        agents' events; unless ``quiet``, print each answer as ``author > text`` (with
+        ``verbose``, tool calls and results too). For trying an agent out, not for apps.
+        """
+        if isinstance(user_messages, str):
+            user_messages = [user_messages]
+        session = await self.session_service.get_session(
+            app_name=self.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            await self.session_service.create_session(
+                app_name=self.app_name, user_id=user_id, session_id=session_id
+            )
+        collected: list[Event] = []
+        for message in user_messages:
+            async with aclosing(
+                self.run_async(
+                    user_id=user_id,
+                    session_id=session_id,
+                    new_message=message,
+                    run_config=run_config,
+                )
+            ) as events:
+                async for event in events:
+                    if event.partial:
+                        continue
+                    collected.append(event)
+                    if not quiet:
+                        _print_debug(event, verbose=verbose)
+        return collected
 
     async def close(self) -> None:
-        """Close the runner: toolsets of its agents are closed; later runs raise."""
+        """Close the runner: its agents' toolsets and its plugins are closed; later runs
+        raise."""
         if self._closed:
             return
         self._closed = True
-        for agent in self.agent.walk():
-            closer = getattr(agent, "close", None)
-            if closer is not None:
-                await closer()
+        try:
+            for agent in self.agent.walk():
+                closer = getattr(agent, "close", None)
+                if closer is not None:
+                    await closer()
+            await self.plugin_manager.close()
+        finally:
+            worker = self._worker
+            if worker is not None:
+                self._worker = None
+                worker.stop()
 
     def close_sync(self) -> None:
         """Close the runner from synchronous code (after using :meth:`run`)."""
@@ -279,8 +540,8 @@ class Runner:
             content = types.to_content(new_message)
             if content.role is None:
                 content = content.model_copy(update={"role": "user"})
-            replaced = await self.plugin_manager.run(
-                "on_user_message_callback", invocation_context=ctx, user_message=content
+            replaced = await self.plugin_manager.on_user_message_callback(
+                invocation_context=ctx, user_message=content
             )
             if replaced is not None:
                 content = types.to_content(replaced)
@@ -288,10 +549,14 @@ class Runner:
             ctx.user_content = content
         event = Event(
             invocation_id=ctx.invocation_id,
-            author="user",
+            author=USER_AUTHOR,
             content=content,
             actions=EventActions(state_delta=dict(state_delta or {})),
         )
+        if ctx.run_config.custom_metadata:
+            _add_run_metadata(event, ctx.run_config.custom_metadata)
+        if self.resumable:
+            _mark_started(event)
         ctx.hold_temp_state(event.actions.state_delta)
         await self.session_service.append_event(ctx.session, event)
 
@@ -303,8 +568,6 @@ class Runner:
         answered keeps the conversation if it may transfer back up to the root
         (``LlmAgent`` routing), else the root agent answers.
         """
-        from eventide.agents.routing import agent_for_turn
-
         return agent_for_turn(self.agent, ctx)
 
 
@@ -339,6 +602,62 @@ async def _store_credentials(ctx: InvocationContext, content: types.Content) -> 
     return types.Content(role=content.role, parts=redacted)
 
 
+def _add_run_metadata(event: Event, metadata: dict[str, Any]) -> None:
+    """Put ``RunConfig.custom_metadata`` on ``event`` (its own entries win on a clash)."""
+    own = event.custom_metadata
+    event.custom_metadata = {**metadata, **own} if own else dict(metadata)
+
+
+class _WorkerLoop:
+    """An event loop on its own thread, for ``Runner.run()`` called inside a running loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.closed = False
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="eventide-runner-run", daemon=True
+        )
+        self._thread.start()
+
+    def run(self, awaitable: Awaitable[Any]) -> Any:
+        """Run ``awaitable`` on the worker loop and wait for its result."""
+
+        async def wrapper() -> Any:
+            return await awaitable
+
+        return asyncio.run_coroutine_threadsafe(wrapper(), self.loop).result()
+
+    def stop(self) -> None:
+        """Stop the loop and its thread."""
+        if self.closed:
+            return
+        self.closed = True
+        self.run(self.loop.shutdown_asyncgens())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join()
+        self.loop.close()
+
+
+def _print_debug(event: Event, *, verbose: bool) -> None:
+    text = event.text
+    if text:
+        print(f"{event.author} > {text}")
+    if verbose:
+        for call in event.get_function_calls():
+            print(f"{event.author} > [call] {call.name}({call.args or {}})")
+        for response in event.get_function_responses():
+            print(f"{event.author} > [result] {response.name}: {response.response}")
+
+
+def _mark_started(event: Event) -> None:
+    event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: STARTED}
+
+
+def _has_events_of(session: Session, ctx: InvocationContext) -> bool:
+    events = session.events
+    return bool(events) and events[-1].invocation_id == ctx.invocation_id
+
+
 class InMemoryRunner(Runner):
     """A Runner with in-memory session, artifact and memory services: for tests and demos."""
 
@@ -359,13 +678,13 @@ class InMemoryRunner(Runner):
         )
 
 
-def _check_unique_names(root: BaseAgent) -> None:
-    seen: dict[str, BaseAgent] = {}
-    for agent in root.walk():
-        other = seen.get(agent.name)
-        if other is not None and other is not agent:
-            raise AgentTreeError(
-                f"Two agents in the tree are named {agent.name!r}; names must be unique in an "
-                "agent tree (transfers and event authors refer to agents by name)."
-            )
-        seen[agent.name] = agent
+def _root_model(root: BaseAgent) -> BaseLlm:
+    """The model of the default compaction summarizer: the root agent's."""
+    from eventide.agents.llm_agent import LlmAgent
+
+    if not isinstance(root, LlmAgent):
+        raise UsageError(
+            f"Event compaction needs a summarizer: the root agent {root.name!r} is not an "
+            "LlmAgent, so pass EventsCompactionConfig(summarizer=LlmEventSummarizer(llm=...))."
+        )
+    return root.canonical_model

@@ -26,7 +26,16 @@ __all__ = [
     "FunctionDeclaration",
     "FunctionResponse",
     "GenerateContentConfig",
+    "GroundingChunk",
+    "GroundingChunkWeb",
+    "GroundingMetadata",
+    "GroundingSupport",
     "Part",
+    "RetrievedContext",
+    "Schema",
+    "SearchEntryPoint",
+    "Segment",
+    "ThinkingConfig",
     "Tool",
     "ToolConfig",
     "UsageMetadata",
@@ -42,9 +51,27 @@ class _Accepting(EventideModel):
     ``from_attributes`` lets pydantic read such objects' attributes (their field names are
     the same) in its compiled validator: no Python code runs per record, which matters on
     the streaming path where every chunk builds a Content and its Parts.
+
+    ``eventide_obj == genai_obj`` compares by value: the genai object is read into this
+    record's type first, so the fields Eventide has must be equal (google-genai's own
+    ``__eq__`` decides ``genai_obj == eventide_obj``, and says False).
     """
 
     model_config = ConfigDict(from_attributes=True)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is type(self):
+            return super().__eq__(other)
+        if _is_genai(other, type(self).__name__):
+            return super().__eq__(type(self).model_validate(other))
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable records, as in pydantic
+
+
+def _is_genai(value: object, name: str) -> bool:
+    cls = type(value)
+    return cls.__name__ == name and cls.__module__.startswith("google.genai")
 
 
 class FunctionCall(_Accepting):
@@ -153,6 +180,155 @@ class UsageMetadata(_Accepting):
     thoughts_token_count: int | None = None
 
 
+class _Open(_Accepting):
+    """A provider record whose extra fields (added by newer API versions) are kept."""
+
+    model_config = ConfigDict(from_attributes=True, extra="allow")
+
+
+class GroundingChunkWeb(_Open):
+    """A web page a grounded answer drew on."""
+
+    uri: str | None = None
+    title: str | None = None
+    domain: str | None = None
+
+
+class RetrievedContext(_Open):
+    """A document from a retrieval store (Vertex AI Search, RAG) a grounded answer drew on."""
+
+    uri: str | None = None
+    title: str | None = None
+    text: str | None = None
+
+
+class GroundingChunk(_Open):
+    """One source of a grounded answer: a web page or a retrieved document."""
+
+    web: GroundingChunkWeb | None = None
+    retrieved_context: RetrievedContext | None = None
+
+
+class Segment(_Open):
+    """A span of the answer's text."""
+
+    start_index: int | None = None
+    end_index: int | None = None
+    part_index: int | None = None
+    text: str | None = None
+
+
+class GroundingSupport(_Open):
+    """Which chunks (by index into ``grounding_chunks``) support a segment of the answer."""
+
+    segment: Segment | None = None
+    grounding_chunk_indices: list[int] | None = None
+    confidence_scores: list[float] | None = None
+
+
+class SearchEntryPoint(_Open):
+    """The search suggestions widget Google Search grounding asks apps to show."""
+
+    rendered_content: str | None = None
+    sdk_blob: bytes | None = None
+
+
+class GroundingMetadata(_Open):
+    """How a model's answer is grounded (Google Search, URL context, retrieval).
+
+    Read it with attributes: ``.web_search_queries``, ``.grounding_chunks[i].web.uri``,
+    ``.grounding_supports``, ``.search_entry_point.rendered_content``.
+    """
+
+    web_search_queries: list[str] | None = None
+    grounding_chunks: list[GroundingChunk] | None = None
+    grounding_supports: list[GroundingSupport] | None = None
+    search_entry_point: SearchEntryPoint | None = None
+    retrieval_queries: list[str] | None = None
+    retrieval_metadata: dict[str, Any] | None = None
+
+
+class ThinkingConfig(_Accepting):
+    """How much a model may think: ``thinking_budget`` tokens (0 off, -1 the model's
+    choice) and whether its thoughts come back as ``thought=True`` parts."""
+
+    thinking_budget: int | None = None
+    include_thoughts: bool | None = None
+
+
+class Schema(_Accepting):
+    """A schema in the Gemini API's OpenAPI subset (``type='OBJECT'``, ``properties``...),
+    as google-adk code writes tool declarations; :meth:`to_json_schema` converts it."""
+
+    type: str | None = None
+    description: str | None = None
+    format: str | None = None
+    nullable: bool | None = None
+    enum: list[str] | None = None
+    properties: dict[str, Schema] | None = None
+    required: list[str] | None = None
+    items: Schema | None = None
+    any_of: list[Schema] | None = None
+    default: Any | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    title: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_type_enum(cls, data: Any) -> Any:
+        # google-genai's ``Type.OBJECT`` is a str enum; keep its value.
+        if isinstance(data, dict) and data.get("type") is not None:
+            kind = data["type"]
+            data = {**data, "type": getattr(kind, "value", kind)}
+        return data
+
+    def to_json_schema(self) -> dict[str, Any]:
+        """This schema as JSON Schema (lower-case types, ``anyOf``, nullable as a union)."""
+        return _json_schema(self.model_dump(exclude_none=True))
+
+
+def _json_schema(schema: Any) -> dict[str, Any]:
+    """JSON Schema from an OpenAPI-subset schema (a ``Schema``, google-genai's, or a dict,
+    which may already be JSON Schema)."""
+    if isinstance(schema, Schema):
+        data: Any = schema.model_dump(exclude_none=True)
+    elif isinstance(schema, dict):
+        data = schema
+    else:
+        data = Schema.model_validate(schema).model_dump(exclude_none=True)
+    return _convert_schema(data)
+
+
+_SCHEMA_KEYS = {"any_of": "anyOf", "min_items": "minItems", "max_items": "maxItems"}
+
+
+def _convert_schema(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        key = _SCHEMA_KEYS.get(key, key)
+        if key == "type" and isinstance(value, str):
+            value = getattr(value, "value", value).lower()
+        elif key == "properties" and isinstance(value, dict):
+            value = {name: _convert_schema(_plain(sub)) for name, sub in value.items()}
+        elif key == "items" and value is not None:
+            value = _convert_schema(_plain(value))
+        elif key == "anyOf" and isinstance(value, list):
+            value = [_convert_schema(_plain(sub)) for sub in value]
+        out[key] = value
+    if out.pop("nullable", None) and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
+def _plain(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    return Schema.model_validate(value).model_dump(exclude_none=True)
+
+
 class FunctionDeclaration(_Accepting):
     """A tool as the model sees it: name, description and a JSON Schema of its parameters."""
 
@@ -164,25 +340,56 @@ class FunctionDeclaration(_Accepting):
     @model_validator(mode="before")
     @classmethod
     def _accept_parameters(cls, data: Any) -> Any:
-        # The Gemini API also names the schema ``parameters`` (an OpenAPI subset); a dict
-        # given there is taken as JSON Schema.
-        if isinstance(data, dict) and "parameters" in data and "parameters_json_schema" not in data:
+        # The Gemini API also names the schema ``parameters`` (an OpenAPI subset: a
+        # ``Schema``, google-genai's, or a dict), converted here to JSON Schema.
+        if not isinstance(data, dict) and _is_genai(data, "FunctionDeclaration"):
+            data = {
+                "name": data.name,
+                "description": data.description,
+                "parameters": data.parameters,
+                "parameters_json_schema": data.parameters_json_schema,
+                "response_json_schema": data.response_json_schema,
+            }
+        if isinstance(data, dict) and data.get("parameters") is not None:
             data = dict(data)
-            params = foreign_to_dict(data.pop("parameters"))
-            data["parameters_json_schema"] = params
+            params = data.pop("parameters")
+            if data.get("parameters_json_schema") is None:
+                data["parameters_json_schema"] = _json_schema(params)
+        elif isinstance(data, dict) and "parameters" in data:
+            data = {k: v for k, v in data.items() if k != "parameters"}
         return data
 
 
 class Tool(_Accepting):
     """A group of tools offered to the model.
 
-    ``function_declarations`` are Eventide's function tools; ``code_execution`` and
-    ``google_search`` switch on a provider's built-in tools where the provider has them.
+    ``function_declarations`` are Eventide's function tools; ``code_execution``,
+    ``google_search``, ``url_context`` and ``retrieval`` switch on Gemini's built-in tools
+    (other providers refuse them).
     """
 
     function_declarations: list[FunctionDeclaration] | None = None
     code_execution: dict[str, Any] | None = None
     google_search: dict[str, Any] | None = None
+    url_context: dict[str, Any] | None = None
+    retrieval: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_genai_settings(cls, data: Any) -> Any:
+        # google.genai spells the built-in tools' settings as objects
+        # (``GoogleSearch()``, ``ToolCodeExecution()``); they are kept as their JSON data.
+        if not isinstance(data, dict):
+            if not _is_genai(data, "Tool"):
+                return data
+            data = foreign_to_dict(data)
+        fields = ("code_execution", "google_search", "url_context", "retrieval")
+        if any(data.get(f) is not None and not isinstance(data.get(f), dict) for f in fields):
+            data = {
+                **data,
+                **{f: foreign_to_dict(data[f]) for f in fields if data.get(f) is not None},
+            }
+        return data
 
 
 class ToolConfig(_Accepting):
@@ -222,6 +429,13 @@ class GenerateContentConfig(_Accepting):
             if si is not None and not isinstance(si, str):
                 content = Content.model_validate(si)
                 data = {**data, "system_instruction": content.text or ""}
+            thinking = data.get("thinking_config")
+            if thinking is not None:
+                # google.genai's spelling: thinking_config=ThinkingConfig(thinking_budget=...).
+                budget = ThinkingConfig.model_validate(thinking).thinking_budget
+                data = {k: v for k, v in data.items() if k != "thinking_config"}
+                if budget is not None and data.get("thinking_budget") is None:
+                    data["thinking_budget"] = budget
         return data
 
 

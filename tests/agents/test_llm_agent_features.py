@@ -167,17 +167,22 @@ async def test_include_contents_none_sends_only_the_current_turn() -> None:
     assert [c.text for c in default_model.requests[1].contents] == ["one", "first", "two"]
 
 
-async def test_long_running_tool_pauses_and_resumes_across_two_runs() -> None:
-    """Spec is_final_response rule 2 and issue 3: a long-running tool's call is final, its id
-    is in long_running_tool_ids and the invocation pauses; a later user message carrying the
-    function response resumes the agent, which sees the result."""
+async def test_long_running_tool_answers_at_once_and_resumes_with_the_real_result() -> None:
+    """Spec is_final_response rule 2 and issue 14 (google-adk's behaviour): a long-running
+    tool's call is final and its id is in long_running_tool_ids; its initial result goes to
+    the model, which answers in the same turn; a later user message carrying the real result
+    continues the agent, which sees that result in place of the pending one."""
 
     def request_approval(amount: int) -> dict[str, Any]:
         """Ask a manager to approve a refund."""
         return {"status": "pending", "ticket": "T-1"}
 
     model = ScriptedModel(
-        responses=[tool_call_response(("request_approval", {"amount": 50})), "Refund approved."]
+        responses=[
+            tool_call_response(("request_approval", {"amount": 50})),
+            "Waiting for approval.",
+            "Refund approved.",
+        ]
     )
     agent = LlmAgent(name="a", model=model, tools=[LongRunningFunctionTool(request_approval)])
     runner, sid = await start(agent)
@@ -185,12 +190,10 @@ async def test_long_running_tool_pauses_and_resumes_across_two_runs() -> None:
     call = first[0].get_function_calls()[0]
     assert first[0].long_running_tool_ids == {call.id}
     assert first[0].is_final_response()
-    assert summarize(first)[1] == (
-        "a",
-        "response",
-        (("request_approval", (("status", "pending"), ("ticket", "T-1"))),),
-    )
-    assert model.calls == 1, "paused: no model call after the pending result"
+    assert summarize(first)[1:] == [
+        ("a", "response", (("request_approval", (("status", "pending"), ("ticket", "T-1"))),)),
+        ("a", "text", "Waiting for approval."),
+    ]
 
     update = types.Content(
         role="user",
@@ -204,9 +207,40 @@ async def test_long_running_tool_pauses_and_resumes_across_two_runs() -> None:
     )
     second = await turn(runner, sid, update)
     assert summarize(second) == [("a", "text", "Refund approved.")]
-    history = model.requests[1].contents
+    history = model.requests[2].contents
     responses = [p.function_response for c in history for p in c.parts or () if p.function_response]
     assert [r.response for r in responses] == [{"status": "approved"}], "latest answer used"
+
+
+async def test_long_running_tool_without_initial_result_waits_for_the_user() -> None:
+    """Issue 14 (google-adk's behaviour): a long-running tool that returns None sends no
+    response; the invocation ends after the call, and the user's later function response
+    continues the agent."""
+
+    def start_job(size: int) -> None:
+        """Start a batch job."""
+
+    model = ScriptedModel(
+        responses=[tool_call_response(("start_job", {"size": 3})), "The job finished."]
+    )
+    agent = LlmAgent(name="a", model=model, tools=[LongRunningFunctionTool(start_job)])
+    runner, sid = await start(agent)
+    first = await turn(runner, sid, "run it")
+    assert [kind for _, kind, _ in summarize(first)] == ["call"]
+    assert model.calls == 1
+    call = first[0].get_function_calls()[0]
+    done = types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                function_response=types.FunctionResponse(
+                    id=call.id, name="start_job", response={"status": "done"}
+                )
+            )
+        ],
+    )
+    second = await turn(runner, sid, done)
+    assert summarize(second) == [("a", "text", "The job finished.")]
 
 
 def _delete_account(user: str, tool_context: ToolContext) -> str:

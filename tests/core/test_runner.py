@@ -28,7 +28,6 @@ from eventide.errors import (
     InvalidStateValueError,
     RunnerClosedError,
     SessionNotFoundError,
-    UsageError,
 )
 
 
@@ -370,9 +369,10 @@ async def test_callback_that_raises_keeps_earlier_commits() -> None:
     assert [e.author for e in session.events] == ["user", "a"]
 
 
-def test_agent_tree_errors() -> None:
-    """Bad input: invalid names, 'user', duplicate names and an agent with two parents are
-    clear errors."""
+def test_agent_tree_errors(caplog: pytest.LogCaptureFixture) -> None:
+    """Bad input: invalid names, 'user' and an agent with two parents are clear errors;
+    duplicate names (siblings or anywhere in the tree) log a warning naming them, as
+    google-adk does (issue 14), and the tree still runs."""
     with pytest.raises(AgentTreeError, match="not a valid identifier"):
         agent("1bad", _no_events)
     with pytest.raises(AgentTreeError, match="reserved"):
@@ -381,21 +381,25 @@ def test_agent_tree_errors() -> None:
     agent("parent", _no_events, sub_agents=[child])
     with pytest.raises(AgentTreeError, match="already has parent 'parent'"):
         agent("other", _no_events, sub_agents=[child])
-    with pytest.raises(AgentTreeError, match="two sub-agents named 'x'"):
+    with caplog.at_level("WARNING", logger="eventide.agents"):
         agent("p", _no_events, sub_agents=[agent("x", _no_events), agent("x", _no_events)])
+    assert "Agent tree 'p' has several agents named 'x'" in caplog.text
+    caplog.clear()
     deep = agent(
         "root",
         _no_events,
         sub_agents=[agent("mid", _no_events, sub_agents=[agent("root2", _no_events)])],
     )
     Runner(app_name="app", agent=deep, session_service=InMemorySessionService())
-    clash = agent(
-        "top",
-        _no_events,
-        sub_agents=[agent("mid", _no_events, sub_agents=[agent("top", _no_events)])],
-    )
-    with pytest.raises(AgentTreeError, match="Two agents in the tree are named 'top'"):
-        Runner(app_name="app", agent=clash, session_service=InMemorySessionService())
+    assert caplog.text == ""
+    with caplog.at_level("WARNING", logger="eventide.agents"):
+        clash = agent(
+            "top",
+            _no_events,
+            sub_agents=[agent("mid", _no_events, sub_agents=[agent("top", _no_events)])],
+        )
+    assert "several agents named 'top'" in caplog.text
+    Runner(app_name="app", agent=clash, session_service=InMemorySessionService())
 
 
 def test_tree_navigation() -> None:
@@ -448,11 +452,15 @@ def test_sync_run_and_early_break_cancels_cleanly() -> None:
     runner.close_sync()
 
 
-async def test_sync_run_refuses_inside_event_loop() -> None:
-    """Runner.run inside a running loop is a clear usage error pointing to run_async."""
+async def test_sync_run_inside_event_loop_runs_on_a_worker_thread() -> None:
+    """Spec "async-first with a sync convenience run": Runner.run inside a running loop
+    (a notebook, an async test) runs the invocation on a worker thread, as google-adk does."""
     runner, sid = await new_runner(agent("a", _no_events))
-    with pytest.raises(UsageError, match="run_async"):
-        next(iter(runner.run(user_id="u", session_id=sid, new_message="x")))
+    events = list(runner.run(user_id="u", session_id=sid, new_message="x"))
+    assert events == []
+    session = await runner.session_service.get_session(app_name="app", user_id="u", session_id=sid)
+    assert session is not None and [e.author for e in session.events] == ["user"]
+    await runner.close()
 
 
 async def test_add_sessions_to_memory_opt_in() -> None:

@@ -162,7 +162,7 @@ async def test_code_execution_and_grounding_map_onto_the_response(
         {"code_execution_result": {"outcome": "OUTCOME_OK", "output": "42\n"}},
     ]
     assert response.grounding_metadata is not None
-    assert response.grounding_metadata["web_search_queries"] == ["weather paris"]
+    assert response.grounding_metadata.web_search_queries == ["weather paris"]
     event = Event(author="agent", invocation_id="e-1", **response.model_dump(exclude_none=True))
     assert not event.is_final_response()
 

@@ -31,9 +31,13 @@ def test_hanging_up_cancels_the_turn_and_keeps_what_was_committed(
             "new_message": {"role": "user", "parts": [{"text": "go"}]},
         }
         with client.stream("POST", "/run_sse", json=body) as response:
-            first = next(sse_events(response))
+            # Keep the frame reader referenced: a dropped reader is closed at once, and
+            # closing it can close the connection before the count below is read.
+            frames = sse_events(response)
+            first = next(frames)
             assert first["content"]["parts"][0]["text"] == "step 1"
             assert inflight.count == 1
+            del frames
         # Leaving the block closed the connection mid-stream.
         wait_until(lambda: inflight.count == 0, what="the turn to be cancelled")
         gate.touch()

@@ -43,9 +43,9 @@ def weather_server() -> Iterator[ThreadedServer]:
 
 def _kind(event: dict[str, Any]) -> str:
     parts = event["content"]["parts"]
-    if "function_call" in parts[0]:
+    if "functionCall" in parts[0]:
         return "call"
-    if "function_response" in parts[0]:
+    if "functionResponse" in parts[0]:
         return "response"
     return ("partial:" if event.get("partial") else "text:") + parts[0]["text"]
 
@@ -77,18 +77,18 @@ def test_streamed_tool_turn_and_the_model_request_of_each_event(
             "partial:n.",
             "text:Sunny in Lyon.",
         ]
-        assert events[1]["actions"]["state_delta"] == {"last_city": "Lyon"}
+        assert events[1]["actions"]["stateDelta"] == {"last_city": "Lyon"}
 
         first = client.get(f"/debug/model_request/{events[0]['id']}").json()
-        assert first["config"]["system_instruction"].startswith("You give weather forecasts.")
-        assert [d["name"] for d in first["config"]["tools"][0]["function_declarations"]] == [
+        assert first["config"]["systemInstruction"].startswith("You give weather forecasts.")
+        assert [d["name"] for d in first["config"]["tools"][0]["functionDeclarations"]] == [
             "get_weather"
         ]
         assert [c["role"] for c in first["contents"]] == ["user"]
 
         final = client.get(f"/debug/model_request/{events[-1]['id']}").json()
         assert [c["role"] for c in final["contents"]] == ["user", "model", "user"]
-        tool_result = final["contents"][2]["parts"][0]["function_response"]
+        tool_result = final["contents"][2]["parts"][0]["functionResponse"]
         assert tool_result["response"] == {"city": "Lyon", "forecast": "sunny"}
         # Partial chunks come from the same model call.
         assert client.get(f"/debug/model_request/{events[2]['id']}").json() == final
@@ -131,7 +131,7 @@ def test_apps_folder_is_discovered_loaded_once_and_stored_in_sqlite(tmp_path: Pa
     with ThreadedServer(create_app(apps_dir=tmp_path)) as server:
         with httpx.Client(base_url=server.url, timeout=30) as client:
             again = client.post("/run", json=body).json()
-            assert again[0]["actions"]["state_delta"] == {"turns": 2}
+            assert again[0]["actions"]["stateDelta"] == {"turns": 2}
 
 
 def test_an_app_that_fails_to_load_is_a_500_naming_it(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def _compact(event: dict[str, Any]) -> tuple[Any, ...]:
     """An event as (author, text or part kinds, state_delta, partial)."""
     parts = (event.get("content") or {}).get("parts") or []
     kinds = tuple(p.get("text") or next(iter(k for k in p if k != "thought")) for p in parts)
-    return (event["author"], kinds, event["actions"].get("state_delta", {}), event.get("partial"))
+    return (event["author"], kinds, event["actions"].get("stateDelta", {}), event.get("partial"))
 
 
 def test_run_returns_the_turns_events_and_commits_them(client: httpx.Client) -> None:
@@ -46,12 +46,13 @@ def test_run_returns_the_turns_events_and_commits_them(client: httpx.Client) -> 
 
     session = client.get(f"/apps/echo/users/{user}/sessions/{sid}").json()
     assert [e["author"] for e in session["events"]] == ["user", "echo_agent"]
-    assert session["events"][0]["actions"]["state_delta"] == {"mood": "ok"}
+    assert session["events"][0]["actions"]["stateDelta"] == {"mood": "ok"}
     assert session["events"][1]["id"] == events[0]["id"]
     assert session["state"] == {"mood": "ok", "turns": 1}
 
 
 def test_run_accepts_camel_case_and_answers_in_camel_case(client: httpx.Client) -> None:
+    """ADK's request spelling is accepted; events come back in ADK's camelCase."""
     user, sid = _session(client, "echo")
     body = {
         "appName": "echo",
@@ -75,11 +76,11 @@ def test_run_sse_streams_one_frame_per_event(client: httpx.Client) -> None:
         assert response.headers["content-type"].startswith("text/event-stream")
         events = list(sse_events(response))
     assert [_compact(e) for e in events] == [
-        ("tool_agent", ("function_call",), {}, None),
-        ("tool_agent", ("function_response",), {"report_ready": True}, None),
+        ("tool_agent", ("functionCall",), {}, None),
+        ("tool_agent", ("functionResponse",), {"report_ready": True}, None),
         ("tool_agent", ("Report saved.",), {}, None),
     ]
-    assert events[1]["actions"]["artifact_delta"] == {"report.txt": 1}
+    assert events[1]["actions"]["artifactDelta"] == {"report.txt": 1}
     stored = client.get(f"/apps/tools/users/{user}/sessions/{sid}").json()["events"]
     assert [e["id"] for e in stored[1:]] == [e["id"] for e in events]
 
@@ -130,7 +131,11 @@ def test_run_sse_failure_ends_with_an_error_frame(client: httpx.Client) -> None:
         frames = list(sse_events(response))
     assert frames[0]["content"]["parts"][0]["text"] == "working on it"
     assert frames[1:] == [
-        {"error_code": "RuntimeError", "error_message": "the warehouse API is down"}
+        {
+            "error": "the warehouse API is down",
+            "errorCode": "RuntimeError",
+            "errorMessage": "the warehouse API is down",
+        }
     ]
     stored = client.get(f"/apps/failing/users/{user}/sessions/{sid}").json()["events"]
     assert [e["id"] for e in stored[1:]] == [frames[0]["id"]]
@@ -141,7 +146,7 @@ def test_run_failure_is_500_with_the_events_so_far(client: httpx.Client) -> None
     response = client.post("/run", json=_body("failing", user, sid, "go"))
     assert response.status_code == 500
     detail = response.json()["detail"]
-    assert (detail["error_code"], detail["error_message"]) == (
+    assert (detail["errorCode"], detail["errorMessage"]) == (
         "RuntimeError",
         "the warehouse API is down",
     )

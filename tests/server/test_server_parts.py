@@ -9,11 +9,11 @@ import pytest
 from eventide import LlmAgent, Runner, types
 from eventide.errors import AppLoadError
 from eventide.server import create_app
-from eventide.server.json_case import camel_case_keys
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.request_models import RunAgentRequest, parse_create_session_body
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.testing import ScriptedModel
+from eventide.types import camel_case_keys
 
 
 @pytest.mark.parametrize(
@@ -31,7 +31,8 @@ from eventide.testing import ScriptedModel
     ],
 )
 def test_create_session_body_shapes(body: object, expected: tuple[object, object]) -> None:
-    assert parse_create_session_body(body) == expected
+    parsed = parse_create_session_body(body)
+    assert (parsed.state, parsed.session_id, parsed.events) == (*expected, [])
 
 
 @pytest.mark.parametrize("body", [[1], "state", {"session_id": 5}])

@@ -162,7 +162,7 @@ def test_two_processes_serve_one_session_alternately_and_concurrently(pg_databas
                 events = client.post("/run", json=body | {"new_message": _message(f"t{turn}")})
                 assert events.status_code == 200, events.text
                 # Each process sees the state the other one committed.
-                assert events.json()[0]["actions"]["state_delta"] == {"turns": turn}
+                assert events.json()[0]["actions"]["stateDelta"] == {"turns": turn}
 
             def run(index: int) -> int:
                 message = _message(f"c{index}")

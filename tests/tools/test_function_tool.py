@@ -73,7 +73,6 @@ def test_arguments_are_validated_and_converted() -> None:
     [
         ({"item": "A1", "address": {"city": "Oslo"}}, "quantity: Field required"),
         ({"item": "A1", "quantity": 1, "address": {}}, "address.city: Field required"),
-        ({"item": "A1", "quantity": 1, "address": {"city": "x"}, "extra": 1}, "extra"),
         ({"item": "A1", "quantity": 1, "address": {"city": "x"}, "speed": "warp"}, "speed"),
     ],
 )
@@ -82,6 +81,29 @@ def test_invalid_arguments_name_the_problem(bad: dict[str, object], fragment: st
     with pytest.raises(ToolArgumentsError, match="Invalid arguments for tool 'ship'") as info:
         FunctionTool(ship).validate_args(bad)
     assert fragment in str(info.value)
+
+
+def test_invented_arguments_are_dropped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 14 (google-adk's behaviour): arguments the model invents that the function
+    lacks are dropped, with a logged warning naming them; the rest is validated as usual."""
+    with caplog.at_level("WARNING", logger="eventide.tools.function_tool"):
+        args = FunctionTool(ship).validate_args(
+            {"item": "A1", "quantity": 1, "address": {"city": "x"}, "gift_wrap": True}
+        )
+    assert "gift_wrap" not in args and args["item"] == "A1"
+    assert "dropped argument(s) 'gift_wrap'" in caplog.text
+
+
+def test_tool_context_is_found_by_annotation() -> None:
+    """Issue 14: a parameter annotated ToolContext receives the context whatever its name,
+    and is not declared to the model."""
+
+    def note(text: str, ctx: ToolContext) -> str:
+        return text
+
+    declaration = FunctionTool(note).get_declaration()
+    assert declaration.parameters_json_schema is not None
+    assert set(declaration.parameters_json_schema["properties"]) == {"text"}
 
 
 def test_results_are_wrapped() -> None:

@@ -97,7 +97,8 @@ def dev_ui_server() -> Iterator[ThreadedServer]:
 def test_chat_streams_the_answer_and_shows_the_timeline(dev_ui_server: ThreadedServer) -> None:
     """Spec, streaming and event kinds: the answer arrives as partial chunks, then the
     timeline shows each committed event with its author, kind and actions; the state view
-    highlights the keys an event changed; the model request of an event is shown."""
+    highlights the keys an event changed; the model request of an event is shown; the graph
+    tab draws the app's agents and tools."""
     _need_browser()
     from playwright.sync_api import expect, sync_playwright
 
@@ -178,6 +179,13 @@ def test_chat_streams_the_answer_and_shows_the_timeline(dev_ui_server: ThreadedS
             page.locator(".tab[data-tab=artifacts]").click()
             page.locator(".artifact-list button", has_text="forecast.txt").click()
             expect(page.locator(".artifact-view pre")).to_have_text("Lyon: sunny, 24°C, light wind")
+
+            # The agent graph, drawn by Graphviz on the server: the agent and its tool.
+            page.locator(".tab[data-tab=graph]").click()
+            graph = page.locator(".agent-graph svg")
+            expect(graph.locator("g.node")).to_have_count(2)
+            expect(graph).to_contain_text("forecaster")
+            expect(graph).to_contain_text("get_weather")
 
             page.locator(".tab[data-tab=request]").click()
             expect(page.locator(".inspector .contents > li")).to_have_count(3)

@@ -3,19 +3,24 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eventide import types
 from eventide._callbacks import call_chain, to_chain
 from eventide.contexts import CallbackContext, InvocationContext
-from eventide.errors import AgentTreeError, EventideError
+from eventide.errors import AgentTreeError, EventideError, UsageError
 from eventide.events import Event
+from eventide.plugins.base_plugin import BasePlugin
+from eventide.protocol import USER_AUTHOR
 
 __all__ = ["AgentCallback", "BaseAgent"]
+
+_log = logging.getLogger("eventide.agents")
 
 _AgentCallbackFn = Callable[
     [CallbackContext], types.Content | None | Awaitable[types.Content | None]
@@ -58,18 +63,44 @@ class BaseAgent(BaseModel):
                     raise original from None
             raise
 
+    def clone(self, update: Mapping[str, Any] | None = None) -> Self:
+        """A copy of this agent (its sub-agents cloned too), with ``update``'s fields changed.
+
+        The copy has no parent; list fields (tools, callbacks) are new lists holding the
+        same items.
+
+        Raises:
+            UsageError: ``update`` names ``parent_agent`` or a field the agent lacks.
+        """
+        changes = dict(update or {})
+        if "parent_agent" in changes:
+            raise UsageError(
+                "clone() cannot set parent_agent: an agent gets its parent when it is put in "
+                "another agent's sub_agents."
+            )
+        unknown = set(changes) - set(type(self).model_fields)
+        if unknown:
+            raise UsageError(
+                f"clone(): {type(self).__name__} has no field {', '.join(sorted(unknown))}."
+            )
+        data: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            if name == "parent_agent" or name in changes:
+                continue
+            value = getattr(self, name)
+            if name == "sub_agents":
+                value = [sub.clone() for sub in value]
+            elif isinstance(value, list):
+                value = list(value)
+            data[name] = value
+        data.update(changes)
+        return type(self)(**data)
+
     def model_post_init(self, context: Any, /) -> None:
         # Checked here rather than in a field validator so the caller gets AgentTreeError
         # itself (pydantic wraps validator errors in ValidationError).
         _check_name(self.name)
-        names: set[str] = set()
         for sub in self.sub_agents:
-            if sub.name in names:
-                raise AgentTreeError(
-                    f"Agent {self.name!r} has two sub-agents named {sub.name!r}; names must be "
-                    "unique in an agent tree."
-                )
-            names.add(sub.name)
             if sub.parent_agent is not None and sub.parent_agent is not self:
                 raise AgentTreeError(
                     f"Agent {sub.name!r} already has parent {sub.parent_agent.name!r} and "
@@ -77,6 +108,8 @@ class BaseAgent(BaseModel):
                     "instance (e.g. agent.model_copy(update={'name': ...})) instead."
                 )
             sub.parent_agent = self
+        if self.sub_agents:
+            _warn_duplicate_names(self)
 
     # --- tree navigation ---
     @property
@@ -114,8 +147,20 @@ class BaseAgent(BaseModel):
         Each yielded event is committed by the Runner before this generator resumes.
         """
         ctx = parent_context.for_agent(self)
+        if ctx.resumable:
+            from eventide.durable.agents import run_resumably
+
+            # The agent the Runner started for the turn (a fan-out's branch context also
+            # names its agent, but is on a branch).
+            top = parent_context.agent is self and parent_context.branch is None
+            async with aclosing(run_resumably(self, ctx, top=top)) as resumable_events:
+                async for resumable_event in resumable_events:
+                    yield resumable_event
+            return
         plugins = ctx.plugin_manager
-        if self.before_agent_callback is not None or plugins.has("before_agent_callback"):
+        if self.before_agent_callback is not None or plugins.overrides(
+            BasePlugin.before_agent_callback
+        ):
             event, skip = await self._before_agent(ctx)
             if event is not None:
                 yield event
@@ -126,7 +171,9 @@ class BaseAgent(BaseModel):
                 yield event
         if ctx.end_invocation:
             return
-        if self.after_agent_callback is not None or plugins.has("after_agent_callback"):
+        if self.after_agent_callback is not None or plugins.overrides(
+            BasePlugin.after_agent_callback
+        ):
             event = await self._after_agent(ctx)
             if event is not None:
                 yield event
@@ -141,8 +188,8 @@ class BaseAgent(BaseModel):
 
     async def _before_agent(self, ctx: InvocationContext) -> tuple[Event | None, bool]:
         callback_context = CallbackContext(ctx)
-        content = await ctx.plugin_manager.run(
-            "before_agent_callback", agent=self, callback_context=callback_context
+        content: Any = await ctx.plugin_manager.before_agent_callback(
+            agent=self, callback_context=callback_context
         )
         if content is None:
             content = await call_chain(
@@ -156,8 +203,8 @@ class BaseAgent(BaseModel):
 
     async def _after_agent(self, ctx: InvocationContext) -> Event | None:
         callback_context = CallbackContext(ctx)
-        content = await ctx.plugin_manager.run(
-            "after_agent_callback", agent=self, callback_context=callback_context
+        content: Any = await ctx.plugin_manager.after_agent_callback(
+            agent=self, callback_context=callback_context
         )
         if content is None:
             content = await call_chain(
@@ -181,13 +228,32 @@ class BaseAgent(BaseModel):
         )
 
 
+def _warn_duplicate_names(root: BaseAgent) -> None:
+    """Log a warning when two agents of the tree under ``root`` share a name (as google-adk
+    does, rather than refusing the tree): transfers and ``find_agent`` then reach the first
+    of them in a depth-first walk."""
+    seen: set[str] = set()
+    duplicates: list[str] = []
+    for agent in root.walk():
+        if agent.name in seen and agent.name not in duplicates:
+            duplicates.append(agent.name)
+        seen.add(agent.name)
+    if duplicates:
+        _log.warning(
+            "Agent tree %r has several agents named %s; give each agent a unique name: "
+            "transfers and find_agent() reach the first one in a depth-first walk.",
+            root.name,
+            ", ".join(repr(name) for name in duplicates),
+        )
+
+
 def _check_name(name: str) -> None:
     if not name.isidentifier():
         raise AgentTreeError(
             f"Agent name {name!r} is not a valid identifier: use letters, digits and "
             "underscores, not starting with a digit (e.g. 'billing_agent')."
         )
-    if name == "user":
+    if name == USER_AUTHOR:
         raise AgentTreeError(
             "An agent cannot be named 'user': that name is reserved for the end user's events."
         )

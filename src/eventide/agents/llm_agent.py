@@ -2,27 +2,41 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from eventide import types
-from eventide._callbacks import call_chain, to_chain
+from eventide._callbacks import to_chain
+from eventide.agents.adk_options import check_gemini_features
 from eventide.agents.base_agent import BaseAgent
+from eventide.code_executors import BaseCodeExecutor
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from eventide.errors import ConfigurationError
 from eventide.events import Event
-from eventide.flows.contents import ContentsCache
 from eventide.flows.llm_flow import run_llm_flow
+from eventide.flows.resolved_agent import (
+    AfterModelHook,
+    AfterToolHook,
+    BeforeModelHook,
+    BeforeToolHook,
+    ModelErrorHook,
+    ResolvedAgent,
+    ToolErrorHook,
+    TransferTarget,
+)
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.models.registry import LLMRegistry
+from eventide.planners import BasePlanner
+from eventide.plugins.base_plugin import BasePlugin
 from eventide.plugins.plugin_manager import PluginManager
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.base_toolset import BaseToolset
-from eventide.tools.function_tool import FunctionTool
+from eventide.tools.function_tool import FunctionTool, wrap_result
 
 __all__ = ["Agent", "InstructionProvider", "LlmAgent", "ToolUnion"]
 
@@ -43,6 +57,8 @@ class LlmAgent(BaseAgent):
             an artifact's text. A callable receives a ``ReadonlyContext`` and returns the
             text (no placeholders are filled in it).
         global_instruction: instructions for every agent of the tree (read from the root).
+        static_instruction: instructions that never change (a string or ``Content``), sent
+            first and verbatim (no placeholders), so providers can cache them.
         tools: functions, ``BaseTool``s and ``BaseToolset``s.
         generate_content_config: generation settings (temperature, ...).
         include_contents: 'default' sends the conversation history; 'none' only the
@@ -52,23 +68,31 @@ class LlmAgent(BaseAgent):
         output_key: store the final answer's text (or validated JSON) in this state key.
         disallow_transfer_to_parent: the model may not hand the conversation back up.
         disallow_transfer_to_peers: the model may not hand it to sibling agents.
+        planner: a ``BuiltInPlanner`` (the model's thinking, with its ``thinking_config``)
+            or a ``PlanReActPlanner`` (plan, act, reason, answer).
+        code_executor: ``BuiltInCodeExecutor()`` switches on Gemini's code execution.
         before_model_callback: ``(callback_context=, llm_request=)``; a returned
             ``LlmResponse`` skips the model call.
         after_model_callback: ``(callback_context=, llm_response=)``; a returned
             ``LlmResponse`` replaces the model's.
         on_model_error_callback: ``(callback_context=, llm_request=, error=)``; a returned
             ``LlmResponse`` recovers from a model exception.
-        before_tool_callback: ``(tool=, args=, tool_context=)``; a returned dict skips the
+        before_tool_callback: ``(tool=, args=, tool_context=)``; a returned value skips the
             tool and becomes its result.
         after_tool_callback: ``(tool=, args=, tool_context=, tool_response=)``; a returned
-            dict replaces the result.
-        on_tool_error_callback: ``(tool=, args=, tool_context=, error=)``; a returned dict
-            recovers from a tool exception.
+            value replaces the result.
+        on_tool_error_callback: ``(tool=, args=, tool_context=, error=)``; a returned value
+            recovers from a tool exception. (A tool callback's value that is not a dict is
+            wrapped as ``{"result": value}``, as a tool's own result is.)
     """
+
+    DEFAULT_MODEL: ClassVar[str] = "gemini-2.5-flash"
+    """The model name google-adk code reads as ``LlmAgent.DEFAULT_MODEL``."""
 
     model: str | BaseLlm = ""
     instruction: str | InstructionProvider = ""
     global_instruction: str | InstructionProvider = ""
+    static_instruction: str | types.Content | None = None
     tools: list[ToolUnion] = Field(default_factory=list, repr=False)
     generate_content_config: types.GenerateContentConfig | None = None
     include_contents: Literal["default", "none"] = "default"
@@ -77,6 +101,8 @@ class LlmAgent(BaseAgent):
     output_key: str | None = None
     disallow_transfer_to_parent: bool = False
     disallow_transfer_to_peers: bool = False
+    planner: BasePlanner | None = Field(default=None, repr=False)
+    code_executor: BaseCodeExecutor | None = Field(default=None, repr=False)
     before_model_callback: _Callbacks | None = Field(default=None, repr=False)
     after_model_callback: _Callbacks | None = Field(default=None, repr=False)
     on_model_error_callback: _Callbacks | None = Field(default=None, repr=False)
@@ -86,7 +112,6 @@ class LlmAgent(BaseAgent):
 
     _resolved_model: BaseLlm | None = PrivateAttr(default=None)
     _tool_cache: dict[int, BaseTool] = PrivateAttr(default_factory=dict)
-    _contents_cache: ContentsCache = PrivateAttr(default_factory=ContentsCache)
 
     @field_validator("generate_content_config", mode="before")
     @classmethod
@@ -109,6 +134,11 @@ class LlmAgent(BaseAgent):
                 "generate_content_config.response_json_schema."
             )
         return config
+
+    @model_validator(mode="after")
+    def _check_gemini_features(self) -> LlmAgent:
+        check_gemini_features(self)
+        return self
 
     # --- resolution ---
     @property
@@ -142,7 +172,7 @@ class LlmAgent(BaseAgent):
             if isinstance(tool, BaseTool):
                 resolved.append(tool)
             elif isinstance(tool, BaseToolset):
-                resolved.extend(await tool.get_tools(context))
+                resolved.extend(await tool.get_tools_with_prefix(context))
             elif callable(tool):
                 private = self.__pydantic_private__
                 assert private is not None
@@ -166,30 +196,73 @@ class LlmAgent(BaseAgent):
         """The global instruction text, and whether placeholders should be filled in it."""
         return await _resolve_instruction(self.global_instruction, context)
 
-    def contents_for(self, ctx: InvocationContext) -> list[types.Content]:
-        """The conversation this agent sends to its model now (see ``include_contents``)."""
-        from eventide.flows.contents import build_contents
-
-        events = ctx.session.events
-        if self.include_contents == "none":
-            return build_contents(
-                events, agent_name=self.name, branch=ctx.branch, current_turn_only=True
-            )
-        private = self.__pydantic_private__
-        assert private is not None
-        cache: ContentsCache = private["_contents_cache"]
-        return cache.contents(ctx.session.id, events, agent_name=self.name, branch=ctx.branch)
-
     @property
     def allows_transfer_to_parent(self) -> bool:
         """Whether the conversation can be handed from this agent back to its parent (the
         parent must be an ``LlmAgent`` too: transfers are made by a model)."""
         return not self.disallow_transfer_to_parent and isinstance(self.parent_agent, LlmAgent)
 
+    def transfer_targets(self) -> list[BaseAgent]:
+        """The agents this agent's model may hand the conversation to: its sub-agents; its
+        parent unless ``disallow_transfer_to_parent``; its siblings unless
+        ``disallow_transfer_to_peers``. Transfers up and sideways are offered only under an
+        ``LlmAgent`` parent: a workflow parent (sequential, parallel, loop) decides the order
+        itself."""
+        targets: list[BaseAgent] = list(self.sub_agents)
+        parent = self.parent_agent
+        if isinstance(parent, LlmAgent):
+            if not self.disallow_transfer_to_parent:
+                targets.append(parent)
+            if not self.disallow_transfer_to_peers:
+                targets.extend(peer for peer in parent.sub_agents if peer is not self)
+        return targets
+
     # --- running ---
+    async def resolve(self, ctx: InvocationContext) -> ResolvedAgent:
+        """This agent as one run of it sees it: the record the LLM flow reads.
+
+        Resolved once per run: the model, the tools (toolsets expanded), the instructions,
+        the transfer targets and one hook chain per model/tool hook, the Runner's plugins
+        first and then this agent's own callbacks.
+        """
+        plugins = ctx.plugin_manager
+        root = self.root_agent
+        parent = self.parent_agent
+        targets = self.transfer_targets()
+        return ResolvedAgent(
+            name=self.name,
+            description=self.description,
+            model=self.canonical_model,
+            generate_content_config=self.generate_content_config,
+            include_contents=self.include_contents,
+            global_instruction=root.global_instruction if isinstance(root, LlmAgent) else "",
+            instruction=self.instruction,
+            tools=tuple(await self.canonical_tools(ReadonlyContext(ctx))),
+            output_schema=self.output_schema,
+            output_key=self.output_key,
+            transfer_targets=tuple(TransferTarget(t.name, t.description) for t in targets),
+            parent_name=parent.name if parent is not None and parent in targets else None,
+            run_agent=self._run_agent_named,
+            before_model=_before_model_chain(plugins, self.before_model_callback),
+            after_model=_after_model_chain(plugins, self.after_model_callback),
+            on_model_error=_model_error_chain(plugins, self.on_model_error_callback),
+            before_tool=_before_tool_chain(plugins, self.before_tool_callback),
+            after_tool=_after_tool_chain(plugins, self.after_tool_callback),
+            on_tool_error=_tool_error_chain(plugins, self.on_tool_error_callback),
+            static_instruction=_static_text(self.static_instruction),
+            planner=self.planner,
+            code_executor=self.code_executor,
+        )
+
+    def _run_agent_named(
+        self, name: str, ctx: InvocationContext
+    ) -> AsyncGenerator[Event, None] | None:
+        target = self.root_agent.find_agent(name)
+        return None if target is None else target.run_async(ctx)
+
     def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         # The flow's generator itself (not a wrapper around it): one layer less per event.
-        return run_llm_flow(self, ctx)
+        return run_llm_flow(self.resolve(ctx), ctx)
 
     async def close(self) -> None:
         """Close the agent's toolsets, and the model client it created from a model name.
@@ -206,103 +279,14 @@ class LlmAgent(BaseAgent):
             private["_resolved_model"] = None  # type: ignore[index]
             await resolved.close()
 
-    # --- callback chains (typed entry points used by the flow) ---
-    async def _hooks(
-        self,
-        plugin_manager: PluginManager,
-        hook: str,
-        own: _Callbacks | None,
-        plugin_kwargs: dict[str, Any],
-        own_kwargs: dict[str, Any],
-    ) -> Any:
-        """The plugins' ``hook`` then the agent's own callbacks; the first non-None wins.
-
-        Plugins and agent callbacks name two arguments differently (``tool_args`` /
-        ``args``, ``result`` / ``tool_response``), following each API's convention.
-        """
-        result = await plugin_manager.run(hook, **plugin_kwargs)
-        if result is None and own is not None:
-            result = await call_chain(to_chain(own), **own_kwargs)
-        return result
-
-    async def handle_before_model(
-        self, callback_context: CallbackContext, llm_request: LlmRequest
-    ) -> LlmResponse | None:
-        """Plugins' then the agent's before-model callbacks; the first non-None wins."""
-        kwargs = {"callback_context": callback_context, "llm_request": llm_request}
-        manager = callback_context.invocation_context.plugin_manager
-        return _as_response(
-            await self._hooks(
-                manager, "before_model_callback", self.before_model_callback, kwargs, kwargs
-            )
-        )
-
-    async def handle_after_model(
-        self, callback_context: CallbackContext, llm_response: LlmResponse
-    ) -> LlmResponse | None:
-        """Plugins' then the agent's after-model callbacks; the first non-None wins."""
-        kwargs = {"callback_context": callback_context, "llm_response": llm_response}
-        manager = callback_context.invocation_context.plugin_manager
-        return _as_response(
-            await self._hooks(
-                manager, "after_model_callback", self.after_model_callback, kwargs, kwargs
-            )
-        )
-
-    async def handle_model_error(
-        self, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
-    ) -> LlmResponse | None:
-        """Plugins' then the agent's model-error callbacks; a non-None result recovers."""
-        kwargs = {"callback_context": callback_context, "llm_request": llm_request, "error": error}
-        manager = callback_context.invocation_context.plugin_manager
-        return _as_response(
-            await self._hooks(
-                manager, "on_model_error_callback", self.on_model_error_callback, kwargs, kwargs
-            )
-        )
-
-    async def handle_before_tool(
-        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
-    ) -> dict[str, Any] | None:
-        """Plugins' then the agent's before-tool callbacks; a dict skips the tool."""
-        return await self._hooks(  # type: ignore[no-any-return]
-            tool_context.invocation_context.plugin_manager,
-            "before_tool_callback",
-            self.before_tool_callback,
-            {"tool": tool, "tool_args": args, "tool_context": tool_context},
-            {"tool": tool, "args": args, "tool_context": tool_context},
-        )
-
-    async def handle_after_tool(
-        self,
-        tool: BaseTool,
-        args: dict[str, Any],
-        tool_context: ToolContext,
-        result: dict[str, Any],
-    ) -> dict[str, Any] | None:
-        """Plugins' then the agent's after-tool callbacks; a dict replaces the result."""
-        return await self._hooks(  # type: ignore[no-any-return]
-            tool_context.invocation_context.plugin_manager,
-            "after_tool_callback",
-            self.after_tool_callback,
-            {"tool": tool, "tool_args": args, "tool_context": tool_context, "result": result},
-            {"tool": tool, "args": args, "tool_context": tool_context, "tool_response": result},
-        )
-
-    async def handle_tool_error(
-        self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
-    ) -> dict[str, Any] | None:
-        """Plugins' then the agent's tool-error callbacks; a dict recovers."""
-        return await self._hooks(  # type: ignore[no-any-return]
-            tool_context.invocation_context.plugin_manager,
-            "on_tool_error_callback",
-            self.on_tool_error_callback,
-            {"tool": tool, "tool_args": args, "tool_context": tool_context, "error": error},
-            {"tool": tool, "args": args, "tool_context": tool_context, "error": error},
-        )
-
 
 Agent = LlmAgent
+
+
+def _static_text(instruction: str | types.Content | None) -> str | None:
+    if instruction is None or isinstance(instruction, str):
+        return instruction
+    return instruction.text or ""
 
 
 def _as_response(result: Any) -> LlmResponse | None:
@@ -311,13 +295,193 @@ def _as_response(result: Any) -> LlmResponse | None:
     return LlmResponse.model_validate(result)
 
 
+def _as_result(result: Any) -> dict[str, Any] | None:
+    # A value that is not a dict becomes {"result": value}, as a tool's own result does
+    # (google-adk's rule; customer-service's guard returns a string).
+    return None if result is None else wrap_result(result)
+
+
+async def _call(callback: Callable[..., Any], /, **kwargs: Any) -> Any:
+    """Call an agent's own callback, plain or async."""
+    result = callback(**kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+# --- hook chains: the plugins' hook (fanned out by the PluginManager), then the agent's own
+# callbacks, each adapted to the flow's positional signature. Plugins and agent callbacks
+# name two arguments differently (``tool_args`` / ``args``, ``result`` / ``tool_response``),
+# following each API's convention; the adapters are where the two meet.
+
+
+def _before_model_chain(
+    plugins: PluginManager, own: _Callbacks | None
+) -> tuple[BeforeModelHook, ...]:
+    chain: list[BeforeModelHook] = []
+    if plugins.overrides(BasePlugin.before_model_callback):
+
+        async def plugin_hook(cc: CallbackContext, request: LlmRequest) -> LlmResponse | None:
+            return await plugins.before_model_callback(callback_context=cc, llm_request=request)
+
+        chain.append(plugin_hook)
+    for callback in to_chain(own):
+
+        async def own_hook(
+            cc: CallbackContext, request: LlmRequest, callback: Callable[..., Any] = callback
+        ) -> LlmResponse | None:
+            return _as_response(await _call(callback, callback_context=cc, llm_request=request))
+
+        chain.append(own_hook)
+    return tuple(chain)
+
+
+def _after_model_chain(
+    plugins: PluginManager, own: _Callbacks | None
+) -> tuple[AfterModelHook, ...]:
+    chain: list[AfterModelHook] = []
+    if plugins.overrides(BasePlugin.after_model_callback):
+
+        async def plugin_hook(cc: CallbackContext, response: LlmResponse) -> LlmResponse | None:
+            return await plugins.after_model_callback(callback_context=cc, llm_response=response)
+
+        chain.append(plugin_hook)
+    for callback in to_chain(own):
+
+        async def own_hook(
+            cc: CallbackContext, response: LlmResponse, callback: Callable[..., Any] = callback
+        ) -> LlmResponse | None:
+            return _as_response(await _call(callback, callback_context=cc, llm_response=response))
+
+        chain.append(own_hook)
+    return tuple(chain)
+
+
+def _model_error_chain(
+    plugins: PluginManager, own: _Callbacks | None
+) -> tuple[ModelErrorHook, ...]:
+    chain: list[ModelErrorHook] = []
+    if plugins.overrides(BasePlugin.on_model_error_callback):
+
+        async def plugin_hook(
+            cc: CallbackContext, request: LlmRequest, error: Exception
+        ) -> LlmResponse | None:
+            return await plugins.on_model_error_callback(
+                callback_context=cc, llm_request=request, error=error
+            )
+
+        chain.append(plugin_hook)
+    for callback in to_chain(own):
+
+        async def own_hook(
+            cc: CallbackContext,
+            request: LlmRequest,
+            error: Exception,
+            callback: Callable[..., Any] = callback,
+        ) -> LlmResponse | None:
+            return _as_response(
+                await _call(callback, callback_context=cc, llm_request=request, error=error)
+            )
+
+        chain.append(own_hook)
+    return tuple(chain)
+
+
+def _before_tool_chain(
+    plugins: PluginManager, own: _Callbacks | None
+) -> tuple[BeforeToolHook, ...]:
+    chain: list[BeforeToolHook] = []
+    if plugins.overrides(BasePlugin.before_tool_callback):
+
+        async def plugin_hook(
+            tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
+        ) -> dict[str, Any] | None:
+            return await plugins.before_tool_callback(
+                tool=tool, tool_args=args, tool_context=tool_context
+            )
+
+        chain.append(plugin_hook)
+    for callback in to_chain(own):
+
+        async def own_hook(
+            tool: BaseTool,
+            args: dict[str, Any],
+            tool_context: ToolContext,
+            callback: Callable[..., Any] = callback,
+        ) -> dict[str, Any] | None:
+            return _as_result(
+                await _call(callback, tool=tool, args=args, tool_context=tool_context)
+            )
+
+        chain.append(own_hook)
+    return tuple(chain)
+
+
+def _after_tool_chain(plugins: PluginManager, own: _Callbacks | None) -> tuple[AfterToolHook, ...]:
+    chain: list[AfterToolHook] = []
+    if plugins.overrides(BasePlugin.after_tool_callback):
+
+        async def plugin_hook(
+            tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, result: dict[str, Any]
+        ) -> dict[str, Any] | None:
+            return await plugins.after_tool_callback(
+                tool=tool, tool_args=args, tool_context=tool_context, result=result
+            )
+
+        chain.append(plugin_hook)
+    for callback in to_chain(own):
+
+        async def own_hook(
+            tool: BaseTool,
+            args: dict[str, Any],
+            tool_context: ToolContext,
+            result: dict[str, Any],
+            callback: Callable[..., Any] = callback,
+        ) -> dict[str, Any] | None:
+            return _as_result(
+                await _call(
+                    callback, tool=tool, args=args, tool_context=tool_context, tool_response=result
+                )
+            )
+
+        chain.append(own_hook)
+    return tuple(chain)
+
+
+def _tool_error_chain(plugins: PluginManager, own: _Callbacks | None) -> tuple[ToolErrorHook, ...]:
+    chain: list[ToolErrorHook] = []
+    if plugins.overrides(BasePlugin.on_tool_error_callback):
+
+        async def plugin_hook(
+            tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
+        ) -> dict[str, Any] | None:
+            return await plugins.on_tool_error_callback(
+                tool=tool, tool_args=args, tool_context=tool_context, error=error
+            )
+
+        chain.append(plugin_hook)
+    for callback in to_chain(own):
+
+        async def own_hook(
+            tool: BaseTool,
+            args: dict[str, Any],
+            tool_context: ToolContext,
+            error: Exception,
+            callback: Callable[..., Any] = callback,
+        ) -> dict[str, Any] | None:
+            return _as_result(
+                await _call(callback, tool=tool, args=args, tool_context=tool_context, error=error)
+            )
+
+        chain.append(own_hook)
+    return tuple(chain)
+
+
 async def _resolve_instruction(
     instruction: str | InstructionProvider, context: ReadonlyContext
 ) -> tuple[str, bool]:
     if isinstance(instruction, str):
         return instruction, True
-    import inspect
-
     text = instruction(context)
     if inspect.isawaitable(text):
         text = await text

@@ -19,10 +19,13 @@ DEFAULT_MAX_ITERATIONS = 10
 class LoopAgent(BaseAgent):
     """Runs its sub-agents in order, again and again.
 
-    The loop ends as soon as an event with ``actions.escalate`` is committed (the
-    ``exit_loop`` tool, or ``EventActions(escalate=True)`` from a custom agent), or after
-    ``max_iterations`` rounds. The default is 10 rounds; pass ``max_iterations=None`` to
-    loop until escalation, on purpose.
+    The loop ends once the sub-agent that committed an event with ``actions.escalate`` (the
+    ``exit_loop`` tool, a tool setting ``tool_context.actions.escalate``, or
+    ``EventActions(escalate=True)`` from a custom agent) has finished its turn: an
+    ``LlmAgent`` still gets the model's answer to the tool's result (and writes its
+    ``output_key``), as in google-adk; then no later sub-agent and no further round runs.
+    Otherwise it ends after ``max_iterations`` rounds. The default is 10 rounds; pass
+    ``max_iterations=None`` to loop until escalation, on purpose.
 
     An escalation ends the innermost loop around the agent that escalated: when a loop
     contains another ``LoopAgent``, an ``exit_loop`` inside the inner one ends only the inner
@@ -52,12 +55,13 @@ class LoopAgent(BaseAgent):
         while self.max_iterations is None or iteration < self.max_iterations:
             iteration += 1
             for sub_agent in self.sub_agents:
+                escalated = False
                 async with aclosing(sub_agent.run_async(ctx)) as events:
                     async for event in events:
                         yield event
                         if event.actions.escalate and escalation_reaches(self, event.author):
-                            return
-                if ctx.end_invocation:
+                            escalated = True
+                if escalated or ctx.end_invocation:
                     return
 
 

@@ -21,7 +21,9 @@ When a user message starts an invocation, the Runner picks the agent to run, in 
 from __future__ import annotations
 
 from eventide.agents.base_agent import BaseAgent
+from eventide.agents.llm_agent import LlmAgent
 from eventide.contexts import InvocationContext
+from eventide.protocol import USER_AUTHOR
 
 __all__ = ["agent_for_turn"]
 
@@ -51,7 +53,7 @@ def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
                             return found
     # Otherwise the last agent that answered keeps the conversation, if it is transferable.
     for event in reversed(events):
-        if event.author == "user":
+        if event.author == USER_AUTHOR:
             continue
         agent = root.find_agent(event.author)
         if agent is None:
@@ -67,7 +69,7 @@ def _can_return_to_root(agent: BaseAgent) -> bool:
     to its parent, so a conversation continued there can find its way back."""
     current: BaseAgent | None = agent
     while current is not None and current.parent_agent is not None:
-        if not getattr(current, "allows_transfer_to_parent", False):
+        if not (isinstance(current, LlmAgent) and current.allows_transfer_to_parent):
             return False
         current = current.parent_agent
     return True

@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from eventide.agents.base_agent import BaseAgent
 from eventide.errors import UsageError
 from eventide.plugins.base_plugin import BasePlugin
+from eventide.protocol import USER_AUTHOR
 
-__all__ = ["App"]
+if TYPE_CHECKING:
+    from eventide.history.compaction import EventsCompactionConfig
+
+__all__ = ["App", "ResumabilityConfig"]
+
+_APP_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+@dataclass(slots=True, kw_only=True, frozen=True)
+class ResumabilityConfig:
+    """Whether an app's invocations can be resumed after a crash (google-adk's name).
+
+    Attributes:
+        is_resumable: record, in each invocation's committed events, where the invocation
+            is (small markers: ``actions.agent_state`` before each step of a workflow agent,
+            ``actions.end_of_agent`` when an agent finishes), so ``Runner.resume_async``
+            can continue an unfinished invocation from its last committed event.
+    """
+
+    is_resumable: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -19,23 +41,33 @@ class App:
     :mod:`eventide.apps.loader`.
 
     Attributes:
-        name: the app's name; sessions and ``app:`` state are scoped by it. A Python
-            identifier, by convention the folder's name.
+        name: the app's name; sessions and ``app:`` state are scoped by it. A letter, then
+            letters, digits, ``_`` or ``-`` (not ``user``); by convention the folder's name.
         root_agent: the agent that answers each turn.
         plugins: hooks applied to every agent, model and tool call.
         add_sessions_to_memory: add each finished invocation's session to memory.
+        events_compaction_config: summarise older events every N invocations, so the model's
+            context stays bounded (see :mod:`eventide.history.compaction`).
+        resumability_config: make invocations resumable (see ``ResumabilityConfig``).
     """
 
     name: str
     root_agent: BaseAgent
     plugins: list[BasePlugin] = field(default_factory=list)
     add_sessions_to_memory: bool = False
+    events_compaction_config: EventsCompactionConfig | None = None
+    resumability_config: ResumabilityConfig | None = None
 
     def __post_init__(self) -> None:
-        if not self.name.isidentifier():
+        # google-adk's rule: a letter first, then letters, digits, '_' or '-'; not 'user'.
+        if not _APP_NAME.fullmatch(self.name):
             raise UsageError(
-                f"App name {self.name!r} is not a valid identifier; use letters, digits and "
-                "underscores (it is usually the app folder's name)."
+                f"App name {self.name!r} is not valid: start with a letter and use letters, "
+                "digits, underscores and hyphens (it is usually the app folder's name)."
+            )
+        if self.name == USER_AUTHOR:
+            raise UsageError(
+                "An app cannot be named 'user': that name is reserved for the end user's input."
             )
         if not isinstance(self.root_agent, BaseAgent):
             raise UsageError(

@@ -41,6 +41,7 @@ from eventide.agents.llm_agent import LlmAgent
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.protocol import SET_MODEL_RESPONSE, TRANSFER_TO_AGENT
 from eventide.testing import FunctionModel
 
 __all__ = [
@@ -219,7 +220,6 @@ _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'|“([^”]+)”")
 # A minus sign counts only when it does not join a word ("INV-1001" holds 1001, not -1001).
 _NUMBER = re.compile(r"(?:(?<![\w.])-)?\d+(?:\.\d+)?")
 _CAPITALIZED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*)")
-_SET_MODEL_RESPONSE = "set_model_response"
 # String parameters that take a whole sentence: the user's message fills them as it is.
 _FREE_TEXT = frozenset(
     "summary description text message query question content body note title reason "
@@ -262,7 +262,7 @@ def _respond(request: LlmRequest, *, agent_name: str, sub_agents: Mapping[str, s
     }
     # An agent with an output_schema answers through set_model_response (with tools) or with
     # JSON text (without): the answer is built from the schema like a tool's arguments.
-    final_tool = declarations.pop(_SET_MODEL_RESPONSE, None)
+    final_tool = declarations.pop(SET_MODEL_RESPONSE, None)
     schema = request.config.response_json_schema
     if results:
         summary = _describe_results(results)
@@ -272,7 +272,7 @@ def _respond(request: LlmRequest, *, agent_name: str, sub_agents: Mapping[str, s
             return _json_answer(schema, message, summary)
         return _text(summary)
     words = _words(message)
-    transfer = declarations.get("transfer_to_agent")
+    transfer = declarations.get(TRANSFER_TO_AGENT)
     if transfer is not None and sub_agents and not _transferred(after):
         allowed = set(_enum_of(transfer, "agent_name"))
         scored = [
@@ -286,11 +286,11 @@ def _respond(request: LlmRequest, *, agent_name: str, sub_agents: Mapping[str, s
             default=0,
         )
         if best[0] > 0 and best[0] >= tool_best:
-            return _call("transfer_to_agent", {"agent_name": best[1]})
+            return _call(TRANSFER_TO_AGENT, {"agent_name": best[1]})
     candidates = [
         (_tool_score(words, d), name)
         for name, d in declarations.items()
-        if name != "transfer_to_agent"
+        if name != TRANSFER_TO_AGENT
     ]
     score, name = max(candidates, default=(0, ""))
     if score > 0:
@@ -328,14 +328,14 @@ def _latest_results(after: list[types.Content]) -> list[types.FunctionResponse]:
     return [
         p.function_response
         for p in last.parts or ()
-        if p.function_response is not None and p.function_response.name != "transfer_to_agent"
+        if p.function_response is not None and p.function_response.name != TRANSFER_TO_AGENT
     ]
 
 
 def _transferred(after: list[types.Content]) -> bool:
     for content in after:
         for part in content.parts or ():
-            if part.function_call is not None and part.function_call.name == "transfer_to_agent":
+            if part.function_call is not None and part.function_call.name == TRANSFER_TO_AGENT:
                 return True
             if part.text and "`transfer_to_agent`" in part.text:
                 return True

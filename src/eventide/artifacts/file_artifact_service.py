@@ -36,7 +36,12 @@ from eventide.artifacts.base_artifact_service import (
     is_user_scoped,
     validate_artifact_name,
 )
-from eventide.errors import BackendError, CorruptRecordError, InvalidArtifactNameError
+from eventide.errors import (
+    BackendError,
+    CorruptRecordError,
+    InvalidArtifactNameError,
+    UsageError,
+)
 
 __all__ = ["FileArtifactService"]
 
@@ -54,11 +59,24 @@ class FileArtifactService(BaseArtifactService):
     SMB/NFS setups) weaken that guarantee. File IO runs in worker threads, off the event loop.
 
     Args:
-        root: the folder that holds every app's artifacts.
+        root: the folder that holds every app's artifacts (``root_dir=`` is the same
+            argument under google-adk's name).
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root).absolute()
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        root_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if (root is None) == (root_dir is None):
+            raise UsageError(
+                "FileArtifactService needs the folder to store artifacts in: pass it once, "
+                "as FileArtifactService('path') or FileArtifactService(root_dir='path')."
+            )
+        folder = root if root is not None else root_dir
+        assert folder is not None
+        self.root = Path(folder).absolute()
         if self.root.exists() and not self.root.is_dir():
             raise BackendError(
                 f"FileArtifactService root {str(self.root)!r} exists and is not a folder; "

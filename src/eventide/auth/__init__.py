@@ -21,12 +21,11 @@ from eventide.auth.auth_handler import (
     credential_service_for,
     forget_credential,
     load_credential,
+    save_credential,
     store_auth_response,
 )
 from eventide.auth.credential_service import BaseCredentialService, InMemoryCredentialService
-
-REQUEST_CREDENTIAL_FUNCTION = "eventide_request_credential"
-"""The name of the function call that asks the client for a credential."""
+from eventide.protocol import REQUEST_CREDENTIAL_FUNCTION
 
 __all__ = [
     "REQUEST_CREDENTIAL_FUNCTION",
@@ -44,5 +43,6 @@ __all__ = [
     "credential_service_for",
     "forget_credential",
     "load_credential",
+    "save_credential",
     "store_auth_response",
 ]

@@ -49,6 +49,7 @@ __all__ = [
     "credential_service_for",
     "forget_credential",
     "load_credential",
+    "save_credential",
     "store_auth_response",
 ]
 
@@ -209,6 +210,27 @@ async def load_credential(
         raise
     await service.save_credential(**where, credential=credential)
     return credential
+
+
+async def save_credential(invocation_context: InvocationContext, auth_config: AuthConfig) -> None:
+    """Store ``auth_config.exchanged_auth_credential`` (a credential the app obtained
+    itself) under ``auth_config.credential_key``.
+
+    Raises:
+        UsageError: ``exchanged_auth_credential`` is not set.
+    """
+    credential = auth_config.exchanged_auth_credential
+    if credential is None:
+        raise UsageError(
+            "save_credential stores auth_config.exchanged_auth_credential, which is not set; "
+            "put the credential there first."
+        )
+    await credential_service_for(invocation_context).save_credential(
+        app_name=invocation_context.app_name,
+        user_id=invocation_context.user_id,
+        credential_key=auth_config.credential_key,
+        credential=credential,
+    )
 
 
 async def forget_credential(invocation_context: InvocationContext, auth_config: AuthConfig) -> None:

@@ -9,10 +9,10 @@ from rich.console import Console
 from rich.text import Text
 
 from eventide.events import Event
+from eventide.protocol import TRANSFER_TO_AGENT
 
 __all__ = ["EventPrinter"]
 
-_TRANSFER = "transfer_to_agent"
 _MAX_VALUE = 160
 
 
@@ -62,10 +62,10 @@ class EventPrinter:
                 self._console.print(line)
         for part in parts:
             call = part.function_call
-            if call is not None and call.name != _TRANSFER:
+            if call is not None and call.name != TRANSFER_TO_AGENT:
                 self._note("→", f"{call.name}({_format_args(call.args or {})})", "yellow")
             response = part.function_response
-            if response is not None and response.name != _TRANSFER:
+            if response is not None and response.name != TRANSFER_TO_AGENT:
                 self._note("←", f"{response.name}: {_short(response.response)}", "green")
         actions = event.actions
         if actions.transfer_to_agent:

@@ -1,10 +1,10 @@
-"""The ``eventide`` command: scaffold, chat with and serve agent apps.
+"""The ``eventide`` command: scaffold, chat with, evaluate and serve agent apps.
 
 Exit codes (the same for every command, so scripts can rely on them):
 
 - 0: success.
 - 1: a runtime error: the model reported an error, a tool or the app's code failed, a
-  storage backend failed.
+  storage backend failed; for ``eval``: a case did not pass.
 - 2: a usage error: bad options, an unknown or broken app, a bad database URL, a model that
   is not configured.
 - 130: interrupted (Ctrl-C) during ``run``; servers exit 0 after a graceful shutdown.
@@ -35,7 +35,7 @@ __all__ = ["cli", "main"]
 
 _EPILOG = """\b
 Exit codes: 0 ok; 1 runtime error (model error event, tool or app failure,
-storage failure); 2 usage error (bad option, unknown or broken app, bad URL,
+storage failure) or a failed eval; 2 usage error (bad option, unknown or broken app, bad URL,
 model not configured); 130 interrupted.
 
 \b
@@ -119,6 +119,12 @@ def new(name: str, parent: Path) -> None:
 @click.option(
     "--no-stream", is_flag=True, help="Print each answer when complete instead of streaming."
 )
+@click.option(
+    "--rewind-to",
+    metavar="TURN",
+    help="First rewind --session to before TURN (a turn number, 1 = the first, or an "
+    "invocation id): state and artifacts go back; the log keeps every event.",
+)
 def run(
     app: str,
     query: str | None,
@@ -127,11 +133,13 @@ def run(
     session_db: str | None,
     trace: bool,
     no_stream: bool,
+    rewind_to: str | None,
 ) -> None:
     """Chat with APP in the terminal (an app folder, a .py file or module:attribute).
 
     Answers stream as they arrive; tool calls, tool results, transfers and state
-    changes show as short lines. Type 'exit' or press Ctrl-D to quit.
+    changes show as short lines. Type 'exit' or press Ctrl-D to quit; '/turns' lists the
+    session's turns and '/rewind TURN' rewinds to before one.
     """
     console, errors = _consoles()
     options = RunOptions(
@@ -142,6 +150,7 @@ def run(
         session_db=session_db,
         trace=trace,
         stream=not no_stream,
+        rewind_to=rewind_to,
     )
     try:
         code = run_app(options, console, errors)
@@ -152,6 +161,58 @@ def run(
     except Exception as exc:
         raise _Failure(f"{type(exc).__name__}: {exc}") from exc
     sys.exit(code)
+
+
+@cli.command("eval", epilog=_EPILOG)
+@click.argument("app")
+@click.argument("eval_set", metavar="EVALSET")
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="NAME=THRESHOLD",
+    help="Score this metric with this threshold (repeatable): tool_trajectory_avg_score, "
+    "response_match_score. Default: both, at 1.0 and 0.8.",
+)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help='Thresholds as {"criteria": {"metric": threshold}}. Default: test_config.json '
+    "beside the eval set, if any.",
+)
+@click.option("--details", is_flag=True, help="Show every turn, not only failing cases'.")
+@click.option("--no-save", is_flag=True, help="Do not store the result in the app's folder.")
+def eval_(
+    app: str,
+    eval_set: str,
+    metrics: tuple[str, ...],
+    config: Path | None,
+    details: bool,
+    no_save: bool,
+) -> None:
+    """Run the eval set EVALSET against APP and report each case.
+
+    EVALSET is an .evalset.json file or the id of an eval set in the app's folder
+    (google-adk's format); add :case1,case2 to run only those cases. Each case replays
+    its conversation in a fresh in-memory session and scores every turn's tool calls and
+    final response. Exit code 0 when every case passes, 1 when one does not.
+    """
+    from eventide.cli.eval_command import EvalOptions, run_eval_command
+
+    console, _ = _consoles()
+    options = EvalOptions(
+        app=app,
+        eval_set=eval_set,
+        metrics=metrics,
+        config=config,
+        details=details,
+        save=not no_save,
+    )
+    try:
+        passed = run_eval_command(options, console)
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    sys.exit(EXIT_OK if passed else EXIT_ERROR)
 
 
 def _serve_options(command: Any) -> Any:
@@ -190,19 +251,38 @@ def _serve_options(command: Any) -> Any:
 @_serve_options
 def api_server(**kwargs: Any) -> None:
     """Serve the apps in APPS_DIR over HTTP (/run, /run_sse, sessions, artifacts)."""
-    _serve(web=False, **kwargs)
+    _serve(web=False, adk_ui=None, **kwargs)
 
 
 @cli.command(epilog=_EPILOG)
 @_serve_options
-def web(**kwargs: Any) -> None:
+@click.option(
+    "--adk-ui",
+    is_flag=True,
+    help="Serve the dev UI of an installed google-adk instead of Eventide's own.",
+)
+@click.option(
+    "--adk-python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --adk-ui: the Python of another environment that has google-adk.",
+)
+def web(adk_ui: bool, adk_python: Path | None, **kwargs: Any) -> None:
     """Serve the apps in APPS_DIR with the dev web UI at http://HOST:PORT/dev-ui/."""
-    _serve(web=True, **kwargs)
+    ui_folder = None
+    if adk_ui or adk_python is not None:
+        from eventide.server.adk_ui import find_adk_ui
+
+        try:
+            ui_folder = find_adk_ui(adk_python)
+        except UsageError as exc:
+            raise _UsageFailure(str(exc)) from exc
+    _serve(web=True, adk_ui=ui_folder, **kwargs)
 
 
 def _serve(
     *,
     web: bool,
+    adk_ui: Path | None,
     apps_dir: Path,
     host: str,
     port: int,
@@ -213,7 +293,9 @@ def _serve(
 ) -> None:
     console, errors = _consoles()
     try:
-        api, apps = _build_server(apps_dir, session_db, auth_token, cors, trace, web, console)
+        api, apps = _build_server(
+            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui
+        )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
     from eventide.server.serve import serve
@@ -239,6 +321,7 @@ def _build_server(
     trace: bool,
     web: bool,
     console: Console,
+    adk_ui: Path | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -289,8 +372,46 @@ def _build_server(
         auth_token=auth_token,
         cors_origins=list(cors) or None,
         web=web,
+        adk_ui=adk_ui,
     )
     return api, folders
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Change nothing; exit 1 when a file would change (for CI).",
+)
+def migrate(path: Path, check: bool) -> None:
+    """Rewrite the google-adk imports of the Python files under PATH to Eventide.
+
+    Prints each change and every use it could not map, with the reason. Exit codes: 0
+    done (or, with --check, nothing to change); 1 with --check, files would change;
+    2 usage error.
+    """
+    from eventide.cli.migrate import migrate_path
+
+    console, errors = _consoles()
+    reports = migrate_path(path, write=not check)
+    changed = [r for r in reports if r.new_source is not None]
+    verb = "would change" if check else "changed"
+    for report in reports:
+        if report.error is not None:
+            errors.print(Text(f"{report.path}: {report.error}", style="yellow"))
+        for change in report.changes:
+            console.print(Text(f"{report.path}:{change.line}: {change.old}  ->  {change.new}"))
+        for use in report.unmapped:
+            console.print(
+                Text(f"{report.path}:{use.line}: not mapped: {use.code}: {use.reason}", "yellow")
+            )
+    unmapped = sum(len(r.unmapped) for r in reports)
+    console.print(
+        f"{len(reports)} file(s) read, {len(changed)} {verb}, {unmapped} use(s) not mapped."
+    )
+    if check and changed:
+        raise SystemExit(EXIT_ERROR)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -50,6 +50,7 @@ class RunOptions:
     session_db: str | None
     trace: bool
     stream: bool
+    rewind_to: str | None = None
 
 
 def run_app(options: RunOptions, console: Console, errors: Console) -> int:
@@ -58,6 +59,8 @@ def run_app(options: RunOptions, console: Console, errors: Console) -> int:
     Raises:
         UsageError: the app, its model or its storage settings are wrong (exit code 2).
     """
+    if options.rewind_to is not None and options.session_id is None:
+        raise UsageError("--rewind-to needs --session: the session to rewind.")
     source = resolve_app(options.app)
     app = load_app(options.app)
     setup = prepare_models(app.root_agent)
@@ -75,6 +78,8 @@ def run_app(options: RunOptions, console: Console, errors: Console) -> int:
             chat = _Chat(options, app, source.folder, setup, provider, console, errors)
             try:
                 loop.run(chat.open())
+                if options.rewind_to is not None:
+                    loop.run(chat.rewind(options.rewind_to))
                 if options.query is not None:
                     return loop.run(chat.turn(options.query))
                 return chat.interact(loop)
@@ -139,6 +144,7 @@ class _Chat:
             memory_service=services.memory_service,
             plugins=plugins,
             add_sessions_to_memory=self._app.add_sessions_to_memory,
+            events_compaction_config=self._app.events_compaction_config,
         )
         sessions = services.session_service
         session = None
@@ -195,6 +201,55 @@ class _Chat:
         printer.finish_turn()
         return EXIT_ERROR if printer.had_error else EXIT_OK
 
+    async def rewind(self, target: str) -> None:
+        """Rewind the session to before the turn ``target`` names (number or invocation id)."""
+        from eventide.history.rewind import find_turn
+
+        runner = self._runner
+        assert runner is not None, "open() runs first"
+        session = await runner.session_service.get_session(
+            app_name=runner.app_name, user_id=self._options.user_id, session_id=self._session_id
+        )
+        assert session is not None, "open() created it"
+        chosen = find_turn(session.events, target)
+        await runner.rewind_async(
+            user_id=self._options.user_id,
+            session_id=self._session_id,
+            rewind_before_invocation_id=chosen.invocation_id,
+        )
+        self._console.print(
+            Text(f"rewound to before turn {chosen.number}: {chosen.text!r}", style="yellow")
+        )
+
+    async def list_turns(self) -> None:
+        """Print the session's turns (those not rewound), numbered for ``/rewind``."""
+        from eventide.history.rewind import turns_of
+
+        runner = self._runner
+        assert runner is not None, "open() runs first"
+        session = await runner.session_service.get_session(
+            app_name=runner.app_name, user_id=self._options.user_id, session_id=self._session_id
+        )
+        assert session is not None, "open() created it"
+        turns = turns_of(session.events)
+        if not turns:
+            self._console.print(Text("no turns yet", style="dim"))
+        for turn in turns:
+            self._console.print(Text(f"{turn.number:>3}  {turn.text}", style="dim"))
+
+    async def command(self, line: str) -> bool:
+        """Run ``/turns`` or ``/rewind TURN``; False when ``line`` is not a command."""
+        name, _, argument = line.partition(" ")
+        if name == "/turns":
+            await self.list_turns()
+        elif name == "/rewind":
+            if not argument.strip():
+                raise UsageError("Say which turn: /rewind 2 (see /turns for the numbers).")
+            await self.rewind(argument.strip())
+        else:
+            return False
+        return True
+
     def interact(self, loop: asyncio.Runner) -> int:
         """Read messages until end of input or ``exit``; errors are shown, not fatal."""
         self._console.print(Text("Type a message; 'exit' or Ctrl-D to quit.", style="dim"))
@@ -215,7 +270,8 @@ class _Chat:
             if message.lower() in _QUIT:
                 return EXIT_OK
             try:
-                loop.run(self.turn(message))
+                if not (message.startswith("/") and loop.run(self.command(message))):
+                    loop.run(self.turn(message))
             except KeyboardInterrupt:
                 self._printer.finish_turn()
                 self._errors.print(Text("(turn interrupted)", style="yellow"))

@@ -21,12 +21,10 @@ from collections.abc import Sequence
 
 from eventide import types
 from eventide.events import Event
+from eventide.history.model_view import ModelViewCache
+from eventide.protocol import SYNTHETIC_FUNCTIONS, USER_AUTHOR
 
-__all__ = ["SYNTHETIC_FUNCTIONS", "ContentsBuilder", "ContentsCache", "build_contents"]
-
-REQUEST_CONFIRMATION_FUNCTION = "eventide_request_confirmation"
-REQUEST_CREDENTIAL_FUNCTION = "eventide_request_credential"
-SYNTHETIC_FUNCTIONS = frozenset({REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION})
+__all__ = ["ContentsBuilder", "ContentsCache", "build_contents"]
 
 
 def build_contents(
@@ -42,7 +40,7 @@ def build_contents(
         for i in range(len(events) - 1, -1, -1):
             event = events[i]
             if (
-                event.author == "user"
+                event.author == USER_AUTHOR
                 and event.content is not None
                 and _on_branch(event.branch, branch)
             ):
@@ -98,9 +96,9 @@ class ContentsBuilder:
         if not in_place:
             return
         author = event.author
-        if author not in ("user", self._agent_name):
+        if author not in (USER_AUTHOR, self._agent_name):
             main = _as_context(author, in_place)
-        elif author == "user" or any(p.function_response is not None for p in in_place):
+        elif author == USER_AUTHOR or any(p.function_response is not None for p in in_place):
             main = types.Content(role="user", parts=in_place)
         else:
             main = types.Content(role="model", parts=in_place)
@@ -113,7 +111,7 @@ class ContentsBuilder:
 
     def _refresh_answer(self, block: _Block) -> None:
         parts = list(block.answers.values())
-        if block.author not in ("user", self._agent_name):
+        if block.author not in (USER_AUTHOR, self._agent_name):
             answer = _as_context(block.author, parts)
         else:
             answer = types.Content(role="user", parts=parts)
@@ -147,32 +145,38 @@ class _Block:
 
 
 class ContentsCache:
-    """Per-agent memo of built conversations, keyed by session and branch.
+    """A Runner's memo of built conversations, keyed by session, branch and agent (runtime
+    state: it lives on the Runner and reaches the flow through the invocation context).
 
     A cached builder is reused when the session's events still start with the events it
     has seen (checked by the ids of the first and last of them); otherwise it is rebuilt.
-    Least recently used entries are dropped past ``max_sessions``.
+    Least recently used entries are dropped past ``max_sessions``. The conversation is built
+    from the session's model view (rewound turns left out, compacted ones summarised: see
+    :mod:`eventide.history.model_view`).
     """
 
-    __slots__ = ("_entries", "_max")
+    __slots__ = ("_entries", "_max", "_views")
 
-    def __init__(self, max_sessions: int = 256) -> None:
-        self._entries: OrderedDict[tuple[str, str | None], _CacheEntry] = OrderedDict()
+    def __init__(self, max_sessions: int = 1024) -> None:
+        self._entries: OrderedDict[tuple[str, str | None, str], _CacheEntry] = OrderedDict()
         self._max = max_sessions
+        self._views = ModelViewCache(max_sessions)
 
     def contents(
         self, session_id: str, events: Sequence[Event], *, agent_name: str, branch: str | None
     ) -> list[types.Content]:
         """The conversation for ``events``, reusing the work done for their prefix."""
-        key = (session_id, branch)
+        events, generation = self._views.view(session_id, events)
+        key = (session_id, branch, agent_name)
         entry = self._entries.get(key)
         seen = entry.seen if entry is not None else 0
         if (
             entry is None
+            or entry.generation != generation
             or len(events) < seen
             or (seen and (events[0].id != entry.first_id or events[seen - 1].id != entry.last_id))
         ):
-            entry = _CacheEntry(ContentsBuilder(agent_name=agent_name, branch=branch))
+            entry = _CacheEntry(ContentsBuilder(agent_name=agent_name, branch=branch), generation)
             seen = 0
             self._entries[key] = entry
         else:
@@ -190,10 +194,11 @@ class ContentsCache:
 
 
 class _CacheEntry:
-    __slots__ = ("builder", "first_id", "last_id", "seen")
+    __slots__ = ("builder", "first_id", "generation", "last_id", "seen")
 
-    def __init__(self, builder: ContentsBuilder) -> None:
+    def __init__(self, builder: ContentsBuilder, generation: int) -> None:
         self.builder = builder
+        self.generation = generation
         self.seen = 0
         self.first_id = ""
         self.last_id = ""

@@ -1,11 +1,16 @@
 """The LLM agent's loop: call the model, yield its events, run the tools, repeat until a
-final answer (or a transfer, or a pause for the user)."""
+final answer (or a transfer, or a pause for the user).
+
+The flow reads the agent only through its :class:`ResolvedAgent` record. A transfer runs
+the target agent inside the step that made it (through ``ResolvedAgent.run_agent``), so the
+target's events pass up through the transferring agent's generator, as google-adk does.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Awaitable
+from typing import Any
 
 import pydantic
 
@@ -13,22 +18,20 @@ from eventide import types
 from eventide._ids import new_id
 from eventide.contexts import CallbackContext, InvocationContext
 from eventide.events import Event, EventActions
-from eventide.flows.contents import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
+from eventide.flows.pause import pause_requests
 from eventide.flows.request import build_request
+from eventide.flows.resolved_agent import ResolvedAgent, first_result
 from eventide.flows.resume import needs_resume, resume_paused_calls
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.run_config import StreamingMode
-from eventide.tools.set_model_response_tool import SET_MODEL_RESPONSE
 
-if TYPE_CHECKING:
-    from eventide.agents.llm_agent import LlmAgent
-
-__all__ = ["pause_requests", "run_llm_flow"]
+__all__ = ["FlowStep", "after_tool_responses", "run_llm_flow"]
 
 
-class _Step:
+class FlowStep:
     """What one step decided: whether the agent's turn is over."""
 
     __slots__ = ("done", "last")
@@ -38,15 +41,26 @@ class _Step:
         self.last: Event | None = None
 
 
-async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-    """Run ``agent`` until it gives a final answer, transfers, or pauses for the user."""
-    if needs_resume(ctx):
+async def run_llm_flow(
+    resolve: Awaitable[ResolvedAgent],
+    ctx: InvocationContext,
+    *,
+    answer_paused_calls: bool = True,
+) -> AsyncGenerator[Event, None]:
+    """Run the agent ``resolve`` gives until it answers, transfers, or pauses for the user.
+
+    ``resolve`` is awaited once, when the flow starts: the agent is resolved per run.
+    ``answer_paused_calls=False`` starts at the next model call even when the user's message
+    answers paused tool calls (a resumed invocation whose answers were already committed).
+    """
+    agent = await resolve
+    if answer_paused_calls and needs_resume(ctx):
         async for event in resume_paused_calls(agent, ctx):
             yield event
         if ctx.end_invocation:
             return
     while True:
-        step = _Step()
+        step = FlowStep()
         async for event in _run_step(agent, ctx, step):
             step.last = event
             yield event
@@ -56,7 +70,7 @@ async def run_llm_flow(agent: LlmAgent, ctx: InvocationContext) -> AsyncGenerato
 
 
 async def _run_step(
-    agent: LlmAgent, ctx: InvocationContext, step: _Step
+    agent: ResolvedAgent, ctx: InvocationContext, step: FlowStep
 ) -> AsyncGenerator[Event, None]:
     request = await build_request(agent, ctx)
     actions = EventActions()
@@ -77,21 +91,44 @@ async def _run_step(
     if not calls:
         return
     response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
+    if not response_event.get_function_responses() and final.long_running_tool_ids:
+        # Only long-running tools without an initial result: wait for the user's answer.
+        if not response_event.actions.is_empty():
+            response_event.content = None
+            yield response_event
+        ctx.end_invocation = True
+        step.done = True
+        return
     yield response_event
+    async for event in after_tool_responses(agent, ctx, step, final, response_event, calls):
+        yield event
+
+
+async def after_tool_responses(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    step: FlowStep,
+    model_event: Event | None,
+    response_event: Event,
+    calls: list[types.FunctionCall],
+) -> AsyncGenerator[Event, None]:
+    """After the tools answered: pause for the user, transfer, or a structured answer."""
     for pause_event in pause_requests(agent, ctx, response_event, calls):
         yield pause_event
         step.done = True
-    if step.done or final.long_running_tool_ids:
-        # Waiting for the user (a confirmation, a credential, a long-running result).
+    if step.done:
+        # Waiting for the user (a confirmation, a credential). A long-running tool's initial
+        # result goes to the model like any other (it may answer in the same turn), as in
+        # google-adk; the real result arrives later in a user message.
         ctx.end_invocation = True
         step.done = True
         return
     target_name = response_event.actions.transfer_to_agent
     if target_name:
-        target = agent.root_agent.find_agent(target_name)
-        if target is not None:
+        target_events = agent.run_agent(target_name, ctx)
+        if target_events is not None:
             step.done = True
-            async for event in target.run_async(ctx):
+            async for event in target_events:
                 yield event
             return
     answer = _structured_answer(response_event)
@@ -101,38 +138,37 @@ async def _run_step(
 
 
 async def _model_responses(
-    agent: LlmAgent,
+    agent: ResolvedAgent,
     ctx: InvocationContext,
     callback_context: CallbackContext,
     request: LlmRequest,
 ) -> AsyncGenerator[LlmResponse, None]:
     """The model's responses after the before/after/error model callbacks."""
-    short_circuit = await agent.handle_before_model(callback_context, request)
-    if short_circuit is not None:
-        yield short_circuit
-        return
+    if agent.before_model:
+        short_circuit = await first_result(agent.before_model, callback_context, request)
+        if short_circuit is not None:
+            yield short_circuit
+            return
     ctx.increment_llm_call_count()
     stream = ctx.run_config.streaming_mode is StreamingMode.SSE
-    model = agent.canonical_model
-    # Decided once per call, not per streamed chunk.
-    after = agent.after_model_callback is not None or ctx.plugin_manager.has("after_model_callback")
+    after = agent.after_model
     try:
-        async for response in model.generate_content_async(request, stream=stream):
+        async for response in agent.model.generate_content_async(request, stream=stream):
             if after:
-                replaced = await agent.handle_after_model(callback_context, response)
+                replaced = await first_result(after, callback_context, response)
                 if replaced is not None:
                     response = replaced
             yield response
     except Exception as error:
-        recovered = await agent.handle_model_error(callback_context, request, error)
+        recovered = await first_result(agent.on_model_error, callback_context, request, error)
         if recovered is None:
             raise
-        replaced = await agent.handle_after_model(callback_context, recovered)
+        replaced = await first_result(after, callback_context, recovered)
         yield replaced if replaced is not None else recovered
 
 
 def _to_event(
-    agent: LlmAgent,
+    agent: ResolvedAgent,
     ctx: InvocationContext,
     response: LlmResponse,
     event_id: str,
@@ -153,8 +189,13 @@ def _to_event(
     )
 
 
-def _finish_model_event(agent: LlmAgent, event: Event, request: LlmRequest) -> None:
-    """Give calls ids, mark long-running calls, and store the answer under ``output_key``."""
+def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest) -> None:
+    """Let the planner shape the parts, give calls ids, mark long-running calls, and store
+    the answer under ``output_key``."""
+    planner = agent.planner
+    if planner is not None and event.content is not None and event.content.parts:
+        parts = planner.process_response_parts(event.content.parts)
+        event.content = event.content.model_copy(update={"parts": parts})
     calls = event.get_function_calls()
     if calls:
         if not all(call.id for call in calls):
@@ -204,60 +245,6 @@ def _finish_model_event(agent: LlmAgent, event: Event, request: LlmRequest) -> N
         event.actions.state_delta[agent.output_key] = value
 
 
-def pause_requests(
-    agent: LlmAgent,
-    ctx: InvocationContext,
-    response_event: Event,
-    calls: list[types.FunctionCall],
-) -> list[Event]:
-    """Events asking the user for confirmations or credentials that tools requested.
-
-    Each is a function call the client answers with a function response of the same id;
-    the call's id is in ``long_running_tool_ids``, so the event is a final response.
-    """
-    actions = response_event.actions
-    if not actions.requested_tool_confirmations and not actions.requested_auth_configs:
-        return []
-    by_id = {call.id: call for call in calls}
-    parts: list[types.Part] = []
-    for call_id, confirmation in actions.requested_tool_confirmations.items():
-        original = by_id.get(call_id)
-        parts.append(
-            types.Part(
-                function_call=types.FunctionCall(
-                    id=f"confirm-{new_id()}",
-                    name=REQUEST_CONFIRMATION_FUNCTION,
-                    args={
-                        "originalFunctionCall": original.model_dump(mode="json")
-                        if original is not None
-                        else {"id": call_id},
-                        "toolConfirmation": confirmation.model_dump(mode="json"),
-                    },
-                )
-            )
-        )
-    for call_id, auth_config in actions.requested_auth_configs.items():
-        parts.append(
-            types.Part(
-                function_call=types.FunctionCall(
-                    id=f"auth-{new_id()}",
-                    name=REQUEST_CREDENTIAL_FUNCTION,
-                    args={"function_call_id": call_id, "auth_config": auth_config},
-                )
-            )
-        )
-    ids = {p.function_call.id for p in parts if p.function_call and p.function_call.id}
-    return [
-        Event(
-            invocation_id=ctx.invocation_id,
-            author=agent.name,
-            branch=ctx.branch,
-            content=types.Content(role="model", parts=parts),
-            long_running_tool_ids=ids,
-        )
-    ]
-
-
 def _structured_answer(response_event: Event) -> dict[str, Any] | None:
     for response in response_event.get_function_responses():
         if response.name == SET_MODEL_RESPONSE and response.response is not None:
@@ -266,7 +253,9 @@ def _structured_answer(response_event: Event) -> dict[str, Any] | None:
     return None
 
 
-def _final_text_event(agent: LlmAgent, ctx: InvocationContext, answer: dict[str, Any]) -> Event:
+def _final_text_event(
+    agent: ResolvedAgent, ctx: InvocationContext, answer: dict[str, Any]
+) -> Event:
     text = json.dumps(answer)
     actions = EventActions()
     if agent.output_key:

@@ -9,17 +9,16 @@ the agent's next model call.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eventide import types
 from eventide.contexts import InvocationContext
 from eventide.events import Event, ToolConfirmation
-from eventide.flows.contents import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
+from eventide.flows.pause import pause_requests
 from eventide.flows.request import build_request
+from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.tool_dispatch import run_function_calls
-
-if TYPE_CHECKING:
-    from eventide.agents.llm_agent import LlmAgent
+from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
 
 __all__ = ["needs_resume", "resume_paused_calls"]
 
@@ -37,7 +36,7 @@ def needs_resume(ctx: InvocationContext) -> bool:
 
 
 async def resume_paused_calls(
-    agent: LlmAgent, ctx: InvocationContext
+    agent: ResolvedAgent, ctx: InvocationContext
 ) -> AsyncGenerator[Event, None]:
     """Re-run the calls the user's message answers; yield their response events."""
     user_content = ctx.user_content
@@ -78,8 +77,6 @@ async def resume_paused_calls(
         agent, ctx, calls, request.tools_dict, confirmations=confirmations
     )
     yield event
-    from eventide.flows.llm_flow import pause_requests
-
     for pause in pause_requests(agent, ctx, event, calls):
         yield pause
         ctx.end_invocation = True

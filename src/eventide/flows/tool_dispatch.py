@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eventide import types
 from eventide.contexts import InvocationContext, ToolContext
-from eventide.errors import ToolError
+from eventide.errors import ToolArgumentsError, ToolError
 from eventide.events import Event, EventActions, ToolConfirmation
+from eventide.flows.resolved_agent import ResolvedAgent, first_result
 from eventide.tools.base_tool import BaseTool
-from eventide.tools.function_tool import FunctionTool, ToolArgumentsError, wrap_result
-
-if TYPE_CHECKING:
-    from eventide.agents.llm_agent import LlmAgent
+from eventide.tools.function_tool import FunctionTool, wrap_result
 
 __all__ = ["run_function_calls"]
 
 
 async def run_function_calls(
-    agent: LlmAgent,
+    agent: ResolvedAgent,
     ctx: InvocationContext,
     calls: list[types.FunctionCall],
     tools: dict[str, BaseTool],
@@ -29,9 +27,10 @@ async def run_function_calls(
     """Run ``calls`` (concurrently when several) and return one event with every response.
 
     The event is authored by the agent with content role 'user'; its actions merge each
-    tool's actions in call order. A tool that raises ends the invocation with ``ToolError``
-    unless an ``on_tool_error`` callback recovers; an unknown tool or invalid arguments are
-    answered with an error the model can read.
+    tool's actions in call order. A long-running tool that returns None (no initial result)
+    gets no response part: its result comes later, from the user. A tool that raises ends
+    the invocation with ``ToolError`` unless an ``on_tool_error`` callback recovers; an
+    unknown tool or invalid arguments are answered with an error the model can read.
     """
     confirmations = confirmations or {}
     if len(calls) == 1:
@@ -53,7 +52,8 @@ async def run_function_calls(
     actions = EventActions()
     parts = []
     for part, call_actions in outcomes:
-        parts.append(part)
+        if part is not None:
+            parts.append(part)
         actions.merge(call_actions)
     return Event(
         invocation_id=ctx.invocation_id,
@@ -65,15 +65,17 @@ async def run_function_calls(
 
 
 async def _run_one(
-    agent: LlmAgent,
+    agent: ResolvedAgent,
     ctx: InvocationContext,
     call: types.FunctionCall,
     tools: dict[str, BaseTool],
     confirmations: dict[str, ToolConfirmation],
-) -> tuple[types.Part, EventActions]:
+) -> tuple[types.Part | None, EventActions]:
     confirmation = confirmations.get(call.id or "")
     tool_context = ToolContext(ctx, function_call_id=call.id, tool_confirmation=confirmation)
     result = await _call_tool(agent, call, tools, tool_context, confirmation)
+    if result is None:
+        return None, tool_context.actions
     part = types.Part(
         function_response=types.FunctionResponse(id=call.id, name=call.name, response=result)
     )
@@ -81,12 +83,13 @@ async def _run_one(
 
 
 async def _call_tool(
-    agent: LlmAgent,
+    agent: ResolvedAgent,
     call: types.FunctionCall,
     tools: dict[str, BaseTool],
     tool_context: ToolContext,
     confirmation: ToolConfirmation | None,
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
+    """The call's response, or None for a long-running tool without an initial result."""
     name = call.name or ""
     tool = tools.get(name)
     args = dict(call.args or {})
@@ -108,14 +111,25 @@ async def _call_tool(
                 return {"error": "This tool call needs the user's confirmation; waiting for it."}
         elif not confirmation.confirmed:
             return {"error": "The user declined this tool call; it was not run."}
-    result = await agent.handle_before_tool(tool, args, tool_context)
-    if result is None:
+    # A callback may return any value: one that is not a dict is wrapped as
+    # {"result": value}, as a tool's own result is (google-adk does the same).
+    result = (
+        await first_result(agent.before_tool, tool, args, tool_context)
+        if agent.before_tool
+        else None
+    )
+    if result is not None:
+        result = wrap_result(result)
+    else:
         try:
-            result = wrap_result(await tool.run_async(args=args, tool_context=tool_context))
+            raw = await tool.run_async(args=args, tool_context=tool_context)
+            if raw is None and tool.is_long_running:
+                return None
+            result = wrap_result(raw)
         except ToolArgumentsError as exc:
             return {"error": str(exc)}
         except Exception as exc:
-            recovered = await agent.handle_tool_error(tool, args, tool_context, exc)
+            recovered = await first_result(agent.on_tool_error, tool, args, tool_context, exc)
             if recovered is None:
                 raise ToolError(
                     f"Tool {name!r} (call {call.id}) raised {type(exc).__name__}: {exc}. Fix "
@@ -124,8 +138,9 @@ async def _call_tool(
                     tool_name=name,
                     call_id=call.id,
                 ) from exc
-            result = recovered
-        replaced = await agent.handle_after_tool(tool, args, tool_context, result)
-        if replaced is not None:
-            result = replaced
+            result = wrap_result(recovered)
+        if agent.after_tool:
+            replaced = await first_result(agent.after_tool, tool, args, tool_context, result)
+            if replaced is not None:
+                result = wrap_result(replaced)
     return result

@@ -1,42 +1,25 @@
-"""Agent transfer: which agents an LLM agent may hand the conversation to, and the tool."""
+"""Agent transfer: the instruction that offers it and the tool the model calls.
+
+Which agents are offered is decided by the agent layer (``LlmAgent``'s transfer targets,
+in the resolved record); this module only words the offer and carries out the call.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
+from eventide.protocol import TRANSFER_TO_AGENT
 from eventide.tools.base_tool import BaseTool
 
 if TYPE_CHECKING:
-    from eventide.agents.base_agent import BaseAgent
-    from eventide.agents.llm_agent import LlmAgent
     from eventide.contexts import ToolContext
+    from eventide.flows.resolved_agent import ResolvedAgent
 
-__all__ = ["TRANSFER_TOOL_NAME", "TransferToAgentTool", "transfer_instruction", "transfer_targets"]
-
-TRANSFER_TOOL_NAME = "transfer_to_agent"
-
-
-def transfer_targets(agent: LlmAgent) -> list[BaseAgent]:
-    """The agents ``agent`` may transfer to: its sub-agents; its parent unless
-    ``disallow_transfer_to_parent``; its siblings unless ``disallow_transfer_to_peers``.
-
-    Transfers up and sideways are only offered under an ``LlmAgent`` parent: a workflow
-    parent (sequential, parallel, loop) decides the order itself.
-    """
-    from eventide.agents.llm_agent import LlmAgent
-
-    targets: list[BaseAgent] = list(agent.sub_agents)
-    parent = agent.parent_agent
-    if isinstance(parent, LlmAgent):
-        if not agent.disallow_transfer_to_parent:
-            targets.append(parent)
-        if not agent.disallow_transfer_to_peers:
-            targets.extend(peer for peer in parent.sub_agents if peer is not agent)
-    return targets
+__all__ = ["TransferToAgentTool", "transfer_instruction"]
 
 
-def transfer_instruction(agent: LlmAgent, targets: list[BaseAgent]) -> str:
+def transfer_instruction(agent: ResolvedAgent) -> str:
     """The instruction paragraph that tells the model whom it can hand over to."""
     lines = [
         f"You are the agent named `{agent.name}`."
@@ -44,19 +27,18 @@ def transfer_instruction(agent: LlmAgent, targets: list[BaseAgent]) -> str:
         "",
         "You can hand the conversation to one of these agents:",
     ]
-    for target in targets:
+    for target in agent.transfer_targets:
         lines.append(f"- `{target.name}`: {target.description or '(no description)'}")
     lines += [
         "",
         "Answer yourself when your role covers the request. When another agent's role fits "
-        f"it better, call `{TRANSFER_TOOL_NAME}` with that agent's name and write nothing "
+        f"it better, call `{TRANSFER_TO_AGENT}` with that agent's name and write nothing "
         "else in that turn.",
     ]
-    parent = agent.parent_agent
-    if parent is not None and parent in targets:
+    if agent.parent_name is not None:
         lines.append(
             f"When neither you nor the agents above fit the request, transfer back to your "
-            f"parent agent `{parent.name}`."
+            f"parent agent `{agent.parent_name}`."
         )
     return "\n".join(lines)
 
@@ -66,7 +48,7 @@ class TransferToAgentTool(BaseTool):
 
     def __init__(self, target_names: list[str]) -> None:
         super().__init__(
-            name=TRANSFER_TOOL_NAME,
+            name=TRANSFER_TO_AGENT,
             description="Transfer the conversation to another agent, named by `agent_name`.",
         )
         self.target_names = target_names
@@ -100,4 +82,5 @@ class TransferToAgentTool(BaseTool):
                 "yourself."
             }
         tool_context.actions.transfer_to_agent = name
-        return {"result": f"Transferred to {name}."}
+        # The response the model sees is {"result": None}, as in google-adk.
+        return None

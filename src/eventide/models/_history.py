@@ -12,6 +12,7 @@ from eventide.models._json import JsonObject, obj
 from eventide.models.llm_request import LlmRequest
 
 __all__ = [
+    "GEMINI_BUILTIN_TOOLS",
     "CallIdAssigner",
     "code_part_as_text",
     "count_function_calls",
@@ -106,19 +107,21 @@ def code_part_as_text(part: types.Part) -> str | None:
     return None
 
 
+# The fields of ``types.Tool`` that switch on one of Gemini's built-in tools.
+GEMINI_BUILTIN_TOOLS = ("code_execution", "google_search", "url_context", "retrieval")
+
+
 def reject_builtin_tools(llm_request: LlmRequest, *, provider: str) -> None:
     """Refuse Gemini's built-in tools where a provider has no equivalent, rather than
     silently leaving them out.
 
     Raises:
-        UsageError: the request enables ``code_execution`` or ``google_search``.
+        UsageError: the request enables one of :data:`GEMINI_BUILTIN_TOOLS`.
     """
     for tool in llm_request.config.tools or ():
-        for name, value in (
-            ("code_execution", tool.code_execution),
-            ("google_search", tool.google_search),
-        ):
-            if value is not None:
+        for name in GEMINI_BUILTIN_TOOLS:
+            setting: object = getattr(tool, name)
+            if setting is not None:
                 raise UsageError(
                     f"Tool(.., {name}=...) is a Gemini built-in tool, which {provider} cannot "
                     "run. Use a Gemini model for it, or give the agent a FunctionTool that "

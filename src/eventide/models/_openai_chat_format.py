@@ -67,7 +67,11 @@ def chat_request(
         body["tools"] = tools
         choice = openai_tool_choice(
             config.tool_config,
-            declared=[str(t["function"]["name"]) for t in tools],
+            declared=[
+                declaration.name or ""
+                for tool in config.tools or ()
+                for declaration in tool.function_declarations or ()
+            ],
             function_ref=lambda name: {"type": "function", "function": {"name": name}},
             allowed=lambda refs: {
                 "type": "allowed_tools",

@@ -49,7 +49,11 @@ def responses_request(llm_request: LlmRequest, *, model: str) -> dict[str, Any]:
         body["tools"] = tools
         choice = openai_tool_choice(
             config.tool_config,
-            declared=[str(t["name"]) for t in tools],
+            declared=[
+                declaration.name or ""
+                for tool in config.tools or ()
+                for declaration in tool.function_declarations or ()
+            ],
             function_ref=lambda name: {"type": "function", "name": name},
             allowed=lambda refs: {"type": "allowed_tools", "mode": "required", "tools": refs},
         )

@@ -64,7 +64,7 @@ class StreamAssembler:
         self._ended: LlmResponse | None = None
         self.usage: types.UsageMetadata | None = None
         self.model_version: str | None = None
-        self.grounding_metadata: dict[str, object] | None = None
+        self.grounding_metadata: types.GroundingMetadata | None = None
         # What a wire format keeps between stream items (Anthropic's running usage).
         self.scratch: dict[str, object] = {}
 

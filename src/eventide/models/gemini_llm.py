@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from eventide import types
+from eventide.models._history import GEMINI_BUILTIN_TOOLS
 from eventide.models._json import JsonObject, integer, obj, objects, string
 from eventide.models._stream_assembler import StreamAssembler, token_usage
 from eventide.models.llm_request import LlmRequest
@@ -161,10 +162,10 @@ def gemini_config(llm_request: LlmRequest, *, vertexai: bool) -> dict[str, Any]:
             entry["function_declarations"] = [
                 d.model_dump(exclude_none=True) for d in tool.function_declarations
             ]
-        if tool.code_execution is not None:
-            entry["code_execution"] = tool.code_execution
-        if tool.google_search is not None:
-            entry["google_search"] = tool.google_search
+        for builtin in GEMINI_BUILTIN_TOOLS:
+            setting = getattr(tool, builtin)
+            if setting is not None:
+                entry[builtin] = setting
         if entry:
             tools.append(entry)
     if tools:
@@ -252,7 +253,9 @@ def _read_chunk(data: JsonObject, assembler: StreamAssembler, *, whole: bool) ->
             assembler.part(part)
     grounding = obj(candidate.get("grounding_metadata"))
     if grounding:
-        assembler.grounding_metadata = grounding
+        assembler.grounding_metadata = types.GroundingMetadata.model_validate_json(
+            json.dumps(grounding)
+        )
     finish = string(candidate.get("finish_reason"))
     if finish:
         assembler.finish(finish)

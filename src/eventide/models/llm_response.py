@@ -31,7 +31,7 @@ class LlmResponse(EventideModel):
     error_message: str | None = None
     interrupted: bool | None = None
     usage_metadata: types.UsageMetadata | None = None
-    grounding_metadata: dict[str, Any] | None = None
+    grounding_metadata: types.GroundingMetadata | None = None
     model_version: str | None = None
     custom_metadata: dict[str, Any] | None = None
 

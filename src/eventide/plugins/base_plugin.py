@@ -111,3 +111,7 @@ class BasePlugin:
     ) -> dict[str, Any] | None:
         """When a tool raised; return a dict to recover with it as the result."""
         return None
+
+    async def close(self) -> None:
+        """Release the plugin's resources; called once by ``Runner.close()``."""
+        return None

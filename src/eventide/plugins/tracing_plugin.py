@@ -10,7 +10,9 @@ variables). Spans follow the OpenTelemetry GenAI semantic conventions::
         ├── execute_tool {tool}            gen_ai.tool.name, gen_ai.tool.call.id
         └── invoke_agent {sub-agent}       (a transfer runs inside the agent that made it)
 
-The plugin uses only the public plugin hooks. Spans are started and ended explicitly with
+Every span carries ``eventide.invocation_id`` (agent, model and tool spans also
+``eventide.branch``), so a consumer can group them by invocation. The plugin uses only the
+public plugin hooks. Spans are started and ended explicitly with
 explicit parents (never by attaching a context), because hooks of concurrent branches and
 tool calls interleave on one event loop. Open spans are kept per invocation id and ended,
 marked as errors, if an invocation ends without its after-hooks (an exception, a
@@ -179,6 +181,8 @@ class TracingPlugin(BasePlugin):
             "gen_ai.operation.name": "chat",
             "gen_ai.request.model": model,
             "gen_ai.agent.name": ictx.agent.name,
+            "eventide.invocation_id": ictx.invocation_id,
+            "eventide.branch": ictx.branch or "",
         }
         if config.temperature is not None:
             attributes["gen_ai.request.temperature"] = config.temperature
@@ -250,6 +254,8 @@ class TracingPlugin(BasePlugin):
             "gen_ai.tool.description": tool.description,
             "gen_ai.tool.type": "function",
             "gen_ai.agent.name": ictx.agent.name,
+            "eventide.invocation_id": ictx.invocation_id,
+            "eventide.branch": ictx.branch or "",
         }
         if self._capture_content:
             attributes["gen_ai.tool.call.arguments"] = _json(tool_args)

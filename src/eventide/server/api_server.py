@@ -1,9 +1,11 @@
 """``create_app``: the FastAPI application that serves agent apps over HTTP.
 
-Endpoints follow the shapes ADK front ends use (``/list-apps``,
-``/apps/{app}/users/{user}/sessions/...``, ``/run``, ``/run_sse``, artifacts), plus
-``/health`` and ``/debug/model_request/{event_id}``. The OpenAPI spec is at
-``/openapi.json`` (browsable at ``/docs``).
+Endpoints follow ``adk api_server`` and ``adk web``'s developer routes, with the same
+methods, paths, status codes and camelCase JSON (``/list-apps``, ``/version``,
+``/apps/{app}/app-info``, ``/apps/{app}/users/{user}/sessions/...``, ``/run``, ``/run_sse``,
+artifacts, memory, ``/dev/apps/{app}/...`` traces and agent graph), plus ``/health`` and
+``/debug/model_request/{event_id}``. The OpenAPI spec is at ``/openapi.json`` (browsable at
+``/docs``).
 """
 
 from __future__ import annotations
@@ -23,12 +25,19 @@ from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
+from eventide.plugins.base_plugin import BasePlugin
 from eventide.server.app_registry import AppRegistry, ServicesLike
 from eventide.server.artifact_routes import add_artifact_routes
 from eventide.server.bearer_auth import BearerAuthMiddleware
+from eventide.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from eventide.server.dev_routes import add_dev_routes
+from eventide.server.eval_routes import add_eval_routes
+from eventide.server.history_routes import add_history_routes
+from eventide.server.info_routes import add_info_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.run_routes import InflightTurns, add_run_routes
 from eventide.server.session_routes import add_session_routes
+from eventide.server.trace_store import TraceStore, build_trace_recording
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.web import STATIC_DIR as WEB_STATIC
@@ -58,6 +67,9 @@ def create_app(
     auth_token: str | None = None,
     cors_origins: list[str] | None = None,
     web: bool = False,
+    adk_ui: str | Path | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    traces: bool = True,
 ) -> FastAPI:
     """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
 
@@ -77,6 +89,13 @@ def create_app(
         cors_origins: origins allowed to call the API from a browser (``["*"]`` for any);
             None adds no CORS headers.
         web: also serve the dev web UI under ``/dev-ui/`` (``/`` redirects there).
+        adk_ui: serve the UI found in this folder under ``/dev-ui/`` instead of Eventide's
+            own: the built dev UI of an installed google-adk (see
+            :func:`eventide.server.adk_ui.find_adk_ui`). Implies ``web``.
+        max_body_bytes: request bodies longer than this are refused with a 413.
+        traces: record each turn's spans in memory (when the OpenTelemetry SDK is
+            installed) and serve them on ``/dev/apps/{app}/debug/trace/...`` for the dev
+            UIs' trace views.
 
     Raises:
         AppLoadError: ``apps_dir`` is not a folder.
@@ -92,7 +111,16 @@ def create_app(
     owns_services = services is None
     resolved = services if services is not None else _default_services(folder)
     recorder = ModelRequestRecorder()
-    registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=[recorder])
+    plugins: list[BasePlugin] = [recorder]
+    trace_store: TraceStore | None = None
+    if traces:
+        trace_store = TraceStore()
+        recording = build_trace_recording(trace_store)
+        if recording is None:
+            trace_store = None
+        else:
+            plugins.extend(recording)
+    registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=plugins)
     inflight = InflightTurns()
 
     @asynccontextmanager
@@ -134,7 +162,7 @@ def create_app(
         tags=["debug"],
         responses={404: {"description": "No request recorded for that event."}},
     )
-    async def model_request(event_id: str) -> dict[str, Any]:
+    async def model_request(event_id: str) -> Any:
         """The ``LlmRequest`` (model, contents, config) whose response is ``event_id``.
 
         Only model-response events have one, and the server keeps the most recent
@@ -150,24 +178,34 @@ def create_app(
             )
         return data
 
-    _use_snake_case_schemas(api)
+    _use_camel_case_schemas(api)
+    add_info_routes(api, registry)
     add_session_routes(api, registry)
     add_run_routes(api, registry, inflight)
     add_artifact_routes(api, registry)
+    add_history_routes(api, registry)
+    add_eval_routes(api, registry)
+    add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
 
     open_prefixes: tuple[str, ...] = ()
-    if web:
+    if web or adk_ui is not None:
         from starlette.staticfiles import StaticFiles
 
         @api.get("/", include_in_schema=False)
         async def root() -> RedirectResponse:
             return RedirectResponse("/dev-ui/")
 
-        api.mount("/dev-ui", StaticFiles(directory=WEB_STATIC, html=True), name="dev-ui")
+        @api.get("/dev-ui", include_in_schema=False)
+        async def dev_ui() -> RedirectResponse:
+            return RedirectResponse("/dev-ui/")
+
+        folder_served = WEB_STATIC if adk_ui is None else Path(adk_ui)
+        api.mount("/dev-ui", StaticFiles(directory=folder_served, html=True), name="dev-ui")
         open_prefixes = ("/dev-ui",)
 
     # Middleware added last runs first: CORS must see preflights before auth refuses them
-    # and must add its headers to 401 answers too.
+    # and must add its headers to 401 answers too; auth refuses before a body is read.
+    api.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     if auth_token is not None:
         api.add_middleware(
             BearerAuthMiddleware,
@@ -214,18 +252,18 @@ async def _close_services(services: ServicesLike) -> None:
             logger.exception("Closing %s failed", type(service).__name__)
 
 
-def _use_snake_case_schemas(api: FastAPI) -> None:
-    """Describe Eventide's records with their snake_case field names in the OpenAPI spec.
+def _use_camel_case_schemas(api: FastAPI) -> None:
+    """Describe the JSON the API sends and accepts with camelCase field names.
 
-    FastAPI documents pydantic models by their aliases, which for Eventide's records are
-    the camelCase spellings accepted on input; the API sends snake_case, so the spec is
-    regenerated from the same models with ``by_alias=False``.
+    FastAPI documents Eventide's records by their snake_case field names; the API sends
+    camelCase (and accepts both), so property names in the generated schemas are renamed.
+    Data fields (state, tool arguments) have no fixed properties, so nothing of them changes.
     """
     from fastapi.openapi.utils import get_openapi
-    from pydantic.json_schema import models_json_schema
 
-    from eventide.events import Event
-    from eventide.sessions.session import Session
+    def camel(name: str) -> str:
+        head, *rest = name.split("_")
+        return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
     def openapi() -> dict[str, Any]:
         if api.openapi_schema is not None:
@@ -236,13 +274,12 @@ def _use_snake_case_schemas(api: FastAPI) -> None:
             summary=api.summary,
             routes=api.routes,
         )
-        _, snake = models_json_schema(
-            [(Session, "serialization"), (Event, "serialization")],
-            by_alias=False,
-            ref_template="#/components/schemas/{model}",
-        )
-        schemas = spec.setdefault("components", {}).setdefault("schemas", {})
-        schemas.update(snake.get("$defs", {}))
+        for schema in spec.get("components", {}).get("schemas", {}).values():
+            properties = schema.get("properties")
+            if isinstance(properties, dict):
+                schema["properties"] = {camel(key): value for key, value in properties.items()}
+            if isinstance(schema.get("required"), list):
+                schema["required"] = [camel(key) for key in schema["required"]]
         api.openapi_schema = spec
         return spec
 

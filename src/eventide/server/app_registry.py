@@ -71,6 +71,7 @@ class AppRegistry:
         self._apps = dict(apps or {})
         self._plugins = list(plugins or [])
         self._runners: dict[str, Runner] = {}
+        self._loaded: dict[str, App] = {}
         self._lock = asyncio.Lock()
 
     def _folders(self) -> dict[str, Path]:
@@ -97,9 +98,26 @@ class AppRegistry:
         async with self._lock:
             runner = self._runners.get(app_name)
             if runner is None:
-                runner = self._build(app_name, self._load(app_name))
+                app = self._load(app_name)
+                runner = self._build(app_name, app)
+                self._loaded[app_name] = app
                 self._runners[app_name] = runner
         return runner
+
+    async def app(self, app_name: str) -> App:
+        """The ``App`` served as ``app_name`` (loaded on first use, as for :meth:`runner`).
+
+        Raises:
+            UnknownAppError: no such app.
+            AppLoadFailed: the app's code could not be loaded.
+        """
+        await self.runner(app_name)
+        return self._loaded[app_name]
+
+    def folder(self, app_name: str) -> Path | None:
+        """The folder in ``apps_dir`` named ``app_name`` (None when there is none, e.g. for an
+        app given only as an object)."""
+        return self._folders().get(app_name)
 
     def check_known(self, app_name: str) -> None:
         """Raise :class:`UnknownAppError` unless ``app_name`` is served."""
@@ -135,6 +153,7 @@ class AppRegistry:
             plugins=[*app.plugins, *self._plugins],
             add_sessions_to_memory=app.add_sessions_to_memory
             and services.memory_service is not None,
+            events_compaction_config=app.events_compaction_config,
         )
 
     async def close(self) -> None:

@@ -1,27 +1,65 @@
-"""Artifact endpoints: list a session's artifacts, read a version, list versions."""
+"""Artifact endpoints: list, read (a version or the latest), save a new version, delete, and
+version metadata, in the shapes of ``adk api_server``.
+
+Artifact names may contain ``/`` (``reports/q1.pdf``) and the ``user:`` prefix (shared by
+the user's sessions). Names that could escape the artifact folder are refused with a 400
+before anything is read or stored; every route answers 404 for an unknown app or session.
+"""
 
 from __future__ import annotations
 
-from fastapi import FastAPI, HTTPException, Query, Response
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, HTTPException, Query, Request, Response
+from pydantic import ValidationError
 
 from eventide import types
-from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.artifacts.base_artifact_service import BaseArtifactService, validate_artifact_name
 from eventide.errors import InvalidArtifactNameError
 from eventide.server.app_registry import AppRegistry
-from eventide.server.json_responses import json_response, known_app
+from eventide.server.json_responses import json_response, known_app, read_json, validation_error
+from eventide.server.request_models import SaveArtifactRequest
+from eventide.server.session_routes import no_session
 from eventide.sessions.session import GetSessionConfig
 
 __all__ = ["add_artifact_routes"]
 
 _ARTIFACTS = "/apps/{app_name}/users/{user_id}/sessions/{session_id}/artifacts"
+_NO_SERVICE = (
+    "This server has no artifact service, so artifacts cannot be saved; start it with one "
+    "(the default `eventide api-server` stores them under APPS_DIR/.eventide/artifacts)."
+)
+
+
+def _checked_name(name: str) -> str:
+    try:
+        validate_artifact_name(name)
+    except InvalidArtifactNameError as exc:
+        raise HTTPException(400, detail=str(exc)) from exc
+    return name
+
+
+def _canonical_uri(app: str, user: str, session: str, name: str, version: int) -> str:
+    where = f"{quote(app)}/users/{quote(user)}/sessions/{quote(session)}"
+    return f"eventide-artifact://apps/{where}/artifacts/{quote(name)}/versions/{version}"
+
+
+def _version_metadata(
+    app: str, user: str, session: str, name: str, version: int, part: types.Part | None
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "version": version,
+        "canonicalUri": _canonical_uri(app, user, session, name, version),
+        "customMetadata": {},
+    }
+    if part is not None and part.inline_data is not None and part.inline_data.mime_type:
+        data["mimeType"] = part.inline_data.mime_type
+    return data
 
 
 def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
-    """Register the artifact endpoints on ``api``.
-
-    Artifact names may contain ``/`` (``reports/q1.pdf``) and the ``user:`` prefix (shared
-    by the user's sessions); a server without an artifact service has no artifacts.
-    """
+    """Register the artifact endpoints on ``api``."""
     services = registry.services
 
     async def check_session(app_name: str, user_id: str, session_id: str) -> None:
@@ -33,39 +71,49 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
             config=GetSessionConfig(num_recent_events=0),
         )
         if session is None:
-            raise HTTPException(
-                404,
-                detail=f"Session {session_id!r} not found for app {app_name!r} and user "
-                f"{user_id!r}.",
-            )
+            raise HTTPException(404, detail=no_session(app_name, user_id, session_id))
 
     def artifacts() -> BaseArtifactService | None:
         return services.artifact_service
 
     def not_found(name: str, version: int | None) -> HTTPException:
         which = "" if version is None else f" version {version}"
-        return HTTPException(404, detail=f"Artifact {name!r}{which} not found in this session.")
+        return HTTPException(
+            404,
+            detail=f"Artifact {name!r}{which} not found in this session; "
+            "GET .../artifacts lists the names it has, .../versions the versions.",
+        )
 
-    async def load(
+    async def load_part(
         app_name: str, user_id: str, session_id: str, name: str, version: int | None
-    ) -> Response:
+    ) -> types.Part:
+        _checked_name(name)
         await check_session(app_name, user_id, session_id)
         service = artifacts()
-        if service is None:
-            raise not_found(name, version)
-        try:
-            part = await service.load_artifact(
+        part = (
+            None
+            if service is None
+            else await service.load_artifact(
                 app_name=app_name,
                 user_id=user_id,
                 session_id=session_id,
                 filename=name,
                 version=version,
             )
-        except InvalidArtifactNameError as exc:
-            raise HTTPException(400, detail=str(exc)) from exc
+        )
         if part is None:
             raise not_found(name, version)
-        return json_response(part)
+        return part
+
+    async def versions_of(app_name: str, user_id: str, session_id: str, name: str) -> list[int]:
+        _checked_name(name)
+        await check_session(app_name, user_id, session_id)
+        service = artifacts()
+        if service is None:
+            return []
+        return await service.list_versions(
+            app_name=app_name, user_id=user_id, session_id=session_id, filename=name
+        )
 
     @api.get(_ARTIFACTS, response_model=list[str], summary="List artifacts", tags=["artifacts"])
     async def list_artifacts(app_name: str, user_id: str, session_id: str) -> list[str]:
@@ -78,6 +126,75 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
             app_name=app_name, user_id=user_id, session_id=session_id
         )
 
+    @api.post(
+        _ARTIFACTS,
+        summary="Save a new version of an artifact",
+        tags=["artifacts"],
+        responses={200: {"description": "The new version's metadata."}},
+    )
+    async def save_artifact(
+        app_name: str, user_id: str, session_id: str, request: Request
+    ) -> Response:
+        """Store ``{"filename", "artifact": <Part>}`` as the artifact's next version."""
+        data = await read_json(request, required=True)
+        try:
+            body = SaveArtifactRequest.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(exc) from exc
+        name = _checked_name(body.filename)
+        if body.custom_metadata:
+            raise HTTPException(
+                422,
+                detail="customMetadata is not supported: Eventide's artifact stores keep no "
+                "per-version metadata. Send the artifact without it.",
+            )
+        part = body.artifact
+        if part.text is None and part.inline_data is None:
+            raise HTTPException(
+                422,
+                detail='The artifact must hold text ({"text": ...}) or bytes '
+                '({"inlineData": {"mimeType": ..., "data": <base64>}}).',
+            )
+        await check_session(app_name, user_id, session_id)
+        service = artifacts()
+        if service is None:
+            raise HTTPException(409, detail=_NO_SERVICE)
+        version = await service.save_artifact(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            filename=name,
+            artifact=part,
+        )
+        return json_response(_version_metadata(app_name, user_id, session_id, name, version, part))
+
+    @api.get(
+        _ARTIFACTS + "/{name:path}/versions/metadata",
+        summary="List an artifact's versions with their metadata",
+        tags=["artifacts"],
+    )
+    async def list_versions_metadata(
+        app_name: str, user_id: str, session_id: str, name: str
+    ) -> Response:
+        """One ``{"version", "canonicalUri", "customMetadata", "mimeType"}`` per version."""
+        listed = []
+        for version in await versions_of(app_name, user_id, session_id, name):
+            part = await load_part(app_name, user_id, session_id, name, version)
+            listed.append(_version_metadata(app_name, user_id, session_id, name, version, part))
+        return json_response(listed)
+
+    @api.get(
+        _ARTIFACTS + "/{name:path}/versions/{version}/metadata",
+        summary="One version's metadata",
+        tags=["artifacts"],
+    )
+    async def version_metadata(
+        app_name: str, user_id: str, session_id: str, name: str, version: int
+    ) -> Response:
+        """``{"version", "canonicalUri", "customMetadata", "mimeType"}``; 404 when absent."""
+        part = await load_part(app_name, user_id, session_id, name, version)
+        return json_response(_version_metadata(app_name, user_id, session_id, name, version, part))
+
     @api.get(
         _ARTIFACTS + "/{name:path}/versions",
         response_model=list[int],
@@ -85,19 +202,8 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         tags=["artifacts"],
     )
     async def list_versions(app_name: str, user_id: str, session_id: str, name: str) -> list[int]:
-        """The versions of the artifact, ascending; 404 when it has none."""
-        await check_session(app_name, user_id, session_id)
-        service = artifacts()
-        versions = (
-            []
-            if service is None
-            else await service.list_versions(
-                app_name=app_name, user_id=user_id, session_id=session_id, filename=name
-            )
-        )
-        if not versions:
-            raise not_found(name, None)
-        return versions
+        """The versions of the artifact, ascending (empty when it has none)."""
+        return await versions_of(app_name, user_id, session_id, name)
 
     @api.get(
         _ARTIFACTS + "/{name:path}/versions/{version}",
@@ -109,7 +215,7 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         app_name: str, user_id: str, session_id: str, name: str, version: int
     ) -> Response:
         """The artifact's given version, as a Part (bytes base64-encoded)."""
-        return await load(app_name, user_id, session_id, name, version)
+        return json_response(await load_part(app_name, user_id, session_id, name, version))
 
     @api.get(
         _ARTIFACTS + "/{name:path}",
@@ -125,4 +231,21 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         version: int | None = Query(default=None, ge=0, description="The latest when omitted."),
     ) -> Response:
         """The artifact (a version, or the latest), as a Part (bytes base64-encoded)."""
-        return await load(app_name, user_id, session_id, name, version)
+        return json_response(await load_part(app_name, user_id, session_id, name, version))
+
+    @api.delete(
+        _ARTIFACTS + "/{name:path}",
+        response_model=None,
+        summary="Delete an artifact (every version)",
+        tags=["artifacts"],
+    )
+    async def delete_artifact(app_name: str, user_id: str, session_id: str, name: str) -> Response:
+        """Delete every version; deleting a missing artifact is not an error (``null``)."""
+        _checked_name(name)
+        await check_session(app_name, user_id, session_id)
+        service = artifacts()
+        if service is not None:
+            await service.delete_artifact(
+                app_name=app_name, user_id=user_id, session_id=session_id, filename=name
+            )
+        return json_response(None)

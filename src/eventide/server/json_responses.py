@@ -1,32 +1,40 @@
-"""Small helpers shared by the route modules: JSON bodies and the app-name check."""
+"""Small helpers shared by the route modules: camelCase JSON bodies, request bodies, the
+app-name check.
+
+Responses use ADK's spelling: field names in camelCase (``appName``, ``lastUpdateTime``,
+``inlineData``), keys that are data (state, tool arguments and results) as they were stored.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
-from fastapi import HTTPException, Response
-from pydantic import BaseModel
+from fastapi import HTTPException, Request, Response
+from pydantic import BaseModel, ValidationError
 
 from eventide.server.app_registry import AppRegistry, UnknownAppError
+from eventide.types import camel_case_keys
 
-__all__ = ["json_response", "known_app"]
+__all__ = ["camel_data", "json_response", "known_app", "read_json", "validation_error"]
 
 
-def json_response(data: BaseModel | Sequence[BaseModel], *, by_alias: bool = False) -> Response:
-    """Serialize pydantic records straight to a JSON response (unset fields left out).
-
-    This skips FastAPI's generic encoder, which walks every value in Python; events and
-    sessions serialize in pydantic's compiled core instead.
-    """
+def camel_data(data: BaseModel | Sequence[BaseModel]) -> Any:
+    """Pydantic records as JSON data with camelCase field names (unset fields left out)."""
     if isinstance(data, BaseModel):
-        body = data.model_dump_json(exclude_none=True, by_alias=by_alias)
-    else:
-        body = (
-            "["
-            + ",".join(d.model_dump_json(exclude_none=True, by_alias=by_alias) for d in data)
-            + "]"
-        )
-    return Response(body, media_type="application/json")
+        return camel_case_keys(data.model_dump(mode="json", exclude_none=True))
+    return [camel_case_keys(d.model_dump(mode="json", exclude_none=True)) for d in data]
+
+
+def json_response(data: Any, *, status_code: int = 200) -> Response:
+    """A JSON response in ADK's spelling: records become camelCase, plain data is sent as is."""
+    if isinstance(data, BaseModel) or (
+        isinstance(data, list | tuple) and data and isinstance(data[0], BaseModel)
+    ):
+        data = camel_data(data)
+    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return Response(body, status_code=status_code, media_type="application/json")
 
 
 def known_app(registry: AppRegistry, app_name: str) -> None:
@@ -35,3 +43,43 @@ def known_app(registry: AppRegistry, app_name: str) -> None:
         registry.check_known(app_name)
     except UnknownAppError as exc:
         raise HTTPException(404, detail=str(exc)) from exc
+
+
+async def read_json(request: Request, *, required: bool) -> Any:
+    """The request's JSON body (None when empty and not ``required``).
+
+    Raises:
+        HTTPException: 422 when the body is not JSON, or is empty but ``required``.
+    """
+    raw = await request.body()
+    if not raw.strip():
+        if required:
+            raise HTTPException(
+                422,
+                detail=[{"type": "missing", "loc": ["body"], "msg": "A JSON body is required."}],
+            )
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise HTTPException(
+            422,
+            detail=[
+                {
+                    "type": "json_invalid",
+                    "loc": ["body", getattr(exc, "pos", 0)],
+                    "msg": f"The body is not valid JSON: {exc}. Send a JSON object.",
+                }
+            ],
+        ) from exc
+
+
+def validation_error(exc: ValidationError) -> HTTPException:
+    """A 422 in FastAPI's shape for a body that parsed as JSON but has the wrong fields."""
+    return HTTPException(
+        422,
+        detail=[
+            {"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]}
+            for e in exc.errors(include_url=False, include_input=False)
+        ],
+    )

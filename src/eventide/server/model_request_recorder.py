@@ -14,6 +14,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from eventide.plugins.base_plugin import BasePlugin
+from eventide.types import camel_case_keys
 
 if TYPE_CHECKING:
     from eventide.contexts import CallbackContext, InvocationContext
@@ -87,11 +88,13 @@ class ModelRequestRecorder(BasePlugin):
         return self._by_event.get(event_id)
 
     def request_json(self, event_id: str) -> dict[str, Any] | None:
-        """:meth:`request_for_event` as JSON data (``tools_dict`` left out), or None."""
+        """:meth:`request_for_event` as camelCase JSON data (``tools_dict`` left out), or
+        None."""
         request = self._by_event.get(event_id)
         if request is None:
             return None
-        return request.model_dump(mode="json", exclude_none=True)
+        data: dict[str, Any] = camel_case_keys(request.model_dump(mode="json", exclude_none=True))
+        return data
 
 
 def _is_model_output(event: Event) -> bool:

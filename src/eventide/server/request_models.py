@@ -12,9 +12,17 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from eventide import types
+from eventide.events import Event
 from eventide.types import snake_case_keys
 
-__all__ = ["RunAgentRequest", "parse_create_session_body"]
+__all__ = [
+    "CreateSessionBody",
+    "RunAgentRequest",
+    "SaveArtifactRequest",
+    "UpdateMemoryRequest",
+    "UpdateSessionRequest",
+    "parse_create_session_body",
+]
 
 
 def _both(name: str) -> AliasChoices:
@@ -52,28 +60,90 @@ class RunAgentRequest(BaseModel):
         return snake_case_keys(value) if isinstance(value, dict) else value
 
 
-_WRAPPER_KEYS = frozenset({"state", "session_id", "sessionId"})
+class UpdateSessionRequest(BaseModel):
+    """The body of ``PATCH .../sessions/{id}``: state to change without running the agent.
+
+    Attributes:
+        state_delta: the keys to set (``stateDelta`` accepted); ``app:`` and ``user:``
+            prefixes reach the app's and the user's state, ``temp:`` keys are dropped.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    state_delta: dict[str, Any] = Field(validation_alias=_both("state_delta"))
 
 
-def parse_create_session_body(body: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """The initial state and the requested session id from a create-session body.
+class SaveArtifactRequest(BaseModel):
+    """The body of ``POST .../artifacts``: a new version of an artifact.
 
-    Two shapes are accepted: ``{"state": {...}, "session_id": "..."}`` (ADK's request
-    object; both keys optional, ``sessionId`` accepted) and a plain state dict. A body whose
-    keys are all among ``state`` (a dict), ``session_id`` and ``sessionId`` is the wrapper
-    form; any other object is the state itself.
+    Attributes:
+        filename: the artifact's name (``user:`` prefix for the user's artifacts).
+        artifact: the content as Part JSON: ``{"text": ...}`` or
+            ``{"inlineData": {"mimeType": ..., "data": <base64>}}``.
+        custom_metadata: refused when not empty: Eventide's artifact stores keep no
+            per-version metadata (``customMetadata`` accepted as a key).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    filename: str = Field(min_length=1)
+    artifact: types.Part
+    custom_metadata: dict[str, Any] | None = Field(
+        default=None, validation_alias=_both("custom_metadata")
+    )
+
+    @field_validator("artifact", mode="before")
+    @classmethod
+    def _accept_camel_case_part(cls, value: Any) -> Any:
+        return snake_case_keys(value) if isinstance(value, dict) else value
+
+
+class UpdateMemoryRequest(BaseModel):
+    """The body of ``PATCH .../memory``: add a session's events to the memory service."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: str = Field(validation_alias=_both("session_id"), min_length=1)
+
+
+class CreateSessionBody(BaseModel):
+    """What a create-session body asks for: the initial state, an id, events to import."""
+
+    state: dict[str, Any] | None = None
+    session_id: str | None = None
+    events: list[Event] = Field(default_factory=list)
+
+
+_WRAPPER_KEYS = frozenset({"state", "session_id", "sessionId", "events", "options"})
+
+
+def parse_create_session_body(body: Any) -> CreateSessionBody:
+    """The initial state, session id and imported events of a create-session body.
+
+    Two shapes are accepted: ``{"state": {...}, "session_id": "...", "events": [...]}``
+    (ADK's request object; every key optional, camelCase accepted, ``options`` ignored) and
+    a plain state dict. A body whose keys are all among the wrapper's keys, with ``state``
+    an object or absent, is the wrapper form; any other object is the state itself.
 
     Raises:
-        TypeError: the body is neither empty nor a JSON object.
+        TypeError: the body is neither empty nor a JSON object, or a wrapper key has the
+            wrong type.
+        pydantic.ValidationError: an imported event is not Event JSON.
     """
     if body is None:
-        return None, None
+        return CreateSessionBody()
     if not isinstance(body, dict):
         raise TypeError(f"expected a JSON object, got {type(body).__name__}")
-    if body and body.keys() <= _WRAPPER_KEYS and isinstance(body.get("state"), dict | None):
-        session_id = body.get("session_id", body.get("sessionId"))
-        if session_id is not None and not isinstance(session_id, str):
-            raise TypeError(f"session_id must be a string, got {type(session_id).__name__}")
-        state = body.get("state")
-        return (dict(state) if state else None), session_id
-    return (dict(body) if body else None), None
+    if not (body and body.keys() <= _WRAPPER_KEYS and isinstance(body.get("state"), dict | None)):
+        return CreateSessionBody(state=dict(body) if body else None)
+    session_id = body.get("session_id", body.get("sessionId"))
+    if session_id is not None and not isinstance(session_id, str):
+        raise TypeError(f"session_id must be a string, got {type(session_id).__name__}")
+    events = body.get("events") or []
+    if not isinstance(events, list):
+        raise TypeError(f"events must be a list of events, got {type(events).__name__}")
+    parsed = [Event.model_validate(snake_case_keys(e)) for e in events]
+    state = body.get("state")
+    return CreateSessionBody(
+        state=dict(state) if state else None, session_id=session_id, events=parsed
+    )

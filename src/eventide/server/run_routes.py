@@ -2,12 +2,12 @@
 
 ``/run`` answers with the turn's events as a JSON list once the turn is over. ``/run_sse``
 streams them as server-sent events, one ``data: <event JSON>`` frame per event as soon as the
-Runner has committed it (partial chunks too when ``streaming`` is true). A failure during the
-turn becomes a final ``data: {"error_code": ..., "error_message": ...}`` frame instead of a
-dropped connection; events committed before it stay committed.
+Runner has committed it (partial chunks too when ``streaming`` is true). A failure during
+the turn becomes a final ``data: {"error": ..., "errorCode": ..., "errorMessage": ...}``
+frame instead of a dropped connection; events committed before it stay committed.
 
-Events are snake_case JSON. A request written with ADK's camelCase keys (``appName``, ...)
-gets camelCase events back, which is what front ends written for ADK read.
+Events are sent in ADK's spelling (camelCase field names, data keys as stored), whichever
+spelling the request used.
 """
 
 from __future__ import annotations
@@ -20,29 +20,26 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import anyio
-from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi import FastAPI, HTTPException, Response
 from fastapi.responses import StreamingResponse
 
 from eventide.errors import ModelError, RunnerClosedError, SessionNotFoundError
 from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppLoadFailed, AppRegistry, UnknownAppError
-from eventide.server.json_case import camel_case_keys
 from eventide.server.request_models import RunAgentRequest
+from eventide.types import camel_case_keys
 
 __all__ = ["InflightTurns", "add_run_routes", "error_payload"]
 
 logger = logging.getLogger("eventide.server")
 
-_CAMEL_MARKERS = ("appName", "userId", "sessionId", "newMessage")
 
-
-def error_payload(exc: BaseException, *, camel: bool = False) -> dict[str, str]:
+def error_payload(exc: BaseException) -> dict[str, str]:
     """The error frame for ``exc``: a code a program can branch on and a readable message."""
     code = exc.error_code if isinstance(exc, ModelError) and exc.error_code else None
     message = str(exc) or type(exc).__name__
-    keys = ("errorCode", "errorMessage") if camel else ("error_code", "error_message")
-    return {keys[0]: code or type(exc).__name__, keys[1]: message}
+    return {"errorCode": code or type(exc).__name__, "errorMessage": message}
 
 
 class InflightTurns:
@@ -124,9 +121,8 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
         tags=["run"],
         responses={404: {"description": "No such app or session."}},
     )
-    async def run(body: RunAgentRequest, request: Request) -> Response:
+    async def run(body: RunAgentRequest) -> Response:
         """Run the turn to its end and answer with all its events as a JSON list."""
-        camel = await _wants_camel(request)
         events, first, error = await start(body)
         collected = [] if first is None else [first]
         try:
@@ -142,11 +138,11 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
             inflight.leave()
         if error is not None:
             detail: dict[str, Any] = {
-                **error_payload(error, camel=camel),
-                "events": [json.loads(event_json(e, camel=camel)) for e in collected],
+                **error_payload(error),
+                "events": [json.loads(event_json(e)) for e in collected],
             }
             return Response(json.dumps({"detail": detail}), 500, media_type="application/json")
-        payload = ",".join(event_json(e, camel=camel) for e in collected)
+        payload = ",".join(event_json(e) for e in collected)
         return Response(f"[{payload}]", media_type="application/json")
 
     @api.post(
@@ -157,18 +153,17 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
         responses={
             200: {
                 "description": "One `data: <event JSON>` frame per event; an error frame "
-                '`data: {"error_code": ..., "error_message": ...}` ends a failed turn.',
+                '`data: {"error": ..., "errorCode": ..., "errorMessage": ...}` ends a failed turn.',
                 "content": {"text/event-stream": {}},
             },
             404: {"description": "No such app or session."},
         },
     )
-    async def run_sse(body: RunAgentRequest, request: Request) -> StreamingResponse:
+    async def run_sse(body: RunAgentRequest) -> StreamingResponse:
         """Run the turn, sending each event the moment the Runner has committed it."""
-        camel = await _wants_camel(request)
         events, first, error = await start(body)
         leave = _once(inflight.leave)
-        frames = _sse_frames(events, first, error, camel=camel, app_name=body.app_name, leave=leave)
+        frames = _sse_frames(events, first, error, app_name=body.app_name, leave=leave)
         # A client that leaves before the first frame is written can make Starlette drop the
         # generator without ever starting it, so its `finally` never runs; the turn then
         # counts as ended when the generator is collected.
@@ -192,18 +187,10 @@ def _once(action: Callable[[], None]) -> Callable[[], None]:
     return run_once
 
 
-def event_json(event: Event, *, camel: bool) -> str:
-    """One event as compact JSON (unset fields left out), camelCase when asked."""
-    if not camel:
-        return event.model_dump_json(exclude_none=True)
+def event_json(event: Event) -> str:
+    """One event as compact camelCase JSON (unset fields left out)."""
     data = camel_case_keys(event.model_dump(mode="json", exclude_none=True))
-    return json.dumps(data, separators=(",", ":"))
-
-
-async def _wants_camel(request: Request) -> bool:
-    # FastAPI has already parsed the body and Starlette caches it, so this costs no parse.
-    data = await request.json()
-    return isinstance(data, dict) and any(key in data for key in _CAMEL_MARKERS)
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 async def _sse_frames(
@@ -211,15 +198,14 @@ async def _sse_frames(
     first: Event | None,
     error: BaseException | None,
     *,
-    camel: bool,
     app_name: str,
     leave: Callable[[], None],
 ) -> AsyncIterator[str]:
     try:
         if first is not None:
-            yield f"data: {event_json(first, camel=camel)}\n\n"
+            yield f"data: {event_json(first)}\n\n"
             async for event in events:
-                yield f"data: {event_json(event, camel=camel)}\n\n"
+                yield f"data: {event_json(event)}\n\n"
     except Exception as exc:
         logger.exception("Turn of app %r failed while streaming", app_name)
         error = exc
@@ -232,4 +218,7 @@ async def _sse_frames(
             await events.aclose()
         leave()
     if error is not None:
-        yield f"data: {json.dumps(error_payload(error, camel=camel))}\n\n"
+        # "error" is the key `adk api_server` sends (google-adk's client raises on it);
+        # errorCode/errorMessage are what ADK's UI shows for a failed model call.
+        frame = {"error": str(error) or type(error).__name__, **error_payload(error)}
+        yield f"data: {json.dumps(frame, ensure_ascii=False)}\n\n"

@@ -1,19 +1,29 @@
-"""Session endpoints: create, get, list and delete a user's sessions of an app."""
+"""Session endpoints: create (optionally importing events), get, list, update state, delete.
+
+Shapes follow ``adk api_server``: sessions in camelCase, ``DELETE`` answering ``null`` with
+200, ``PATCH`` taking ``{"stateDelta": {...}}`` and recording the change as an event.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request, Response
+from pydantic import ValidationError
 
+from eventide._ids import new_id, new_invocation_id
 from eventide.errors import UsageError
+from eventide.events import Event, EventActions
 from eventide.server.app_registry import AppRegistry
-from eventide.server.json_responses import json_response, known_app
-from eventide.server.request_models import parse_create_session_body
+from eventide.server.json_responses import json_response, known_app, read_json, validation_error
+from eventide.server.request_models import (
+    CreateSessionBody,
+    UpdateSessionRequest,
+    parse_create_session_body,
+)
 from eventide.sessions.session import GetSessionConfig, Session
 
-__all__ = ["add_session_routes"]
+__all__ = ["add_session_routes", "no_session"]
 
 _SESSIONS = "/apps/{app_name}/users/{user_id}/sessions"
 
@@ -27,9 +37,10 @@ _CREATE_BODY_DOC: dict[str, Any] = {
                 "schema": {
                     "title": "Initial state",
                     "description": (
-                        'Either {"state": {...}} (optionally with "session_id") or a plain '
-                        "state object. Keys may use the app:, user: and temp: prefixes "
-                        "(temp: keys are dropped)."
+                        'Either {"state": {...}, "sessionId": "...", "events": [...]} (every '
+                        "key optional; events are imported in order, as an exported session "
+                        "holds them) or a plain state object. State keys may use the app:, "
+                        "user: and temp: prefixes (temp: keys are dropped)."
                     ),
                     "type": "object",
                 }
@@ -39,25 +50,12 @@ _CREATE_BODY_DOC: dict[str, Any] = {
 }
 
 
-async def _read_body(request: Request) -> tuple[dict[str, Any] | None, str | None]:
-    raw = await request.body()
-    if not raw.strip():
-        return None, None
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise HTTPException(
-            422,
-            detail=[
-                {
-                    "type": "json_invalid",
-                    "loc": ["body", getattr(exc, "pos", 0)],
-                    "msg": f"JSON decode error: {exc}",
-                }
-            ],
-        ) from exc
+async def _read_create_body(request: Request) -> CreateSessionBody:
+    data = await read_json(request, required=False)
     try:
         return parse_create_session_body(data)
+    except ValidationError as exc:
+        raise validation_error(exc) from exc
     except TypeError as exc:
         raise HTTPException(
             422,
@@ -65,16 +63,23 @@ async def _read_body(request: Request) -> tuple[dict[str, Any] | None, str | Non
         ) from exc
 
 
+def no_session(app_name: str, user_id: str, session_id: str) -> str:
+    """The 404 message for a missing session, saying how to create one."""
+    return (
+        f"Session {session_id!r} not found for app {app_name!r} and user {user_id!r}. "
+        f"Create it with POST /apps/{app_name}/users/{user_id}/sessions."
+    )
+
+
 def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
     """Register the session endpoints on ``api``."""
     sessions = registry.services.session_service
 
-    async def create(
-        app_name: str, user_id: str, session_id: str | None, state: dict[str, Any] | None
-    ) -> Response:
+    async def create(app_name: str, user_id: str, body: CreateSessionBody) -> Response:
+        session_id = body.session_id
         try:
             session = await sessions.create_session(
-                app_name=app_name, user_id=user_id, state=state, session_id=session_id
+                app_name=app_name, user_id=user_id, state=body.state, session_id=session_id
             )
         except UsageError as exc:
             # Either the id is taken or a state value is not JSON data; only a lookup tells
@@ -89,20 +94,38 @@ def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
                 is not None
             )
             raise HTTPException(409 if taken else 422, detail=str(exc)) from exc
+        if body.events:
+            await _import_events(session, body.events)
         return json_response(session)
+
+    async def _import_events(session: Session, events: list[Event]) -> None:
+        try:
+            for event in events:
+                # Fresh ids: the exported session (or another import of it) may still hold
+                # the old ones.
+                event.id = new_id()
+                event.partial = None
+                await sessions.append_event(session, event)
+        except Exception as exc:
+            await sessions.delete_session(
+                app_name=session.app_name, user_id=session.user_id, session_id=session.id
+            )
+            if isinstance(exc, UsageError):
+                raise HTTPException(422, detail=f"Could not import the events: {exc}") from exc
+            raise
 
     @api.post(
         _SESSIONS,
         response_model=Session,
-        summary="Create a session with a new id",
+        summary="Create a session (a new id, or the body's sessionId), optionally importing events",
         tags=["sessions"],
+        responses={409: {"description": "A session with this id already exists."}},
         openapi_extra=_CREATE_BODY_DOC,
     )
     async def create_session(app_name: str, user_id: str, request: Request) -> Response:
-        """Create a session, optionally with an initial state (and a chosen id)."""
+        """Create a session, optionally with an initial state, a chosen id and events."""
         known_app(registry, app_name)
-        state, session_id = await _read_body(request)
-        return await create(app_name, user_id, session_id, state)
+        return await create(app_name, user_id, await _read_create_body(request))
 
     @api.post(
         _SESSIONS + "/{session_id}",
@@ -117,8 +140,9 @@ def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
     ) -> Response:
         """Create the session ``session_id``, optionally with an initial state."""
         known_app(registry, app_name)
-        state, _ = await _read_body(request)
-        return await create(app_name, user_id, session_id, state)
+        body = await _read_create_body(request)
+        body.session_id = session_id
+        return await create(app_name, user_id, body)
 
     @api.get(_SESSIONS, response_model=list[Session], summary="List sessions", tags=["sessions"])
     async def list_sessions(app_name: str, user_id: str) -> Response:
@@ -126,6 +150,15 @@ def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
         known_app(registry, app_name)
         listed = await sessions.list_sessions(app_name=app_name, user_id=user_id)
         return json_response(listed.sessions)
+
+    async def existing(app_name: str, user_id: str, session_id: str) -> Session:
+        known_app(registry, app_name)
+        session = await sessions.get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id
+        )
+        if session is None:
+            raise HTTPException(404, detail=no_session(app_name, user_id, session_id))
+        return session
 
     @api.get(
         _SESSIONS + "/{session_id}",
@@ -136,17 +169,39 @@ def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
     )
     async def get_session(app_name: str, user_id: str, session_id: str) -> Response:
         """The session: its state and its whole event log."""
-        known_app(registry, app_name)
-        session = await sessions.get_session(
-            app_name=app_name, user_id=user_id, session_id=session_id
+        return json_response(await existing(app_name, user_id, session_id))
+
+    @api.patch(
+        _SESSIONS + "/{session_id}",
+        response_model=Session,
+        summary="Update a session's state without running the agent",
+        tags=["sessions"],
+        responses={404: {"description": "No such app or session."}},
+    )
+    async def update_session(
+        app_name: str, user_id: str, session_id: str, request: Request
+    ) -> Response:
+        """Apply ``{"stateDelta": {...}}`` as an event authored by the user; the session."""
+        data = await read_json(request, required=True)
+        try:
+            body = UpdateSessionRequest.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(exc) from exc
+        session = await existing(app_name, user_id, session_id)
+        event = Event(
+            author="user",
+            invocation_id=new_invocation_id(),
+            actions=EventActions(state_delta=body.state_delta),
         )
-        if session is None:
-            raise HTTPException(404, detail=_no_session(app_name, user_id, session_id))
+        try:
+            await sessions.append_event(session, event)
+        except UsageError as exc:
+            raise HTTPException(422, detail=str(exc)) from exc
         return json_response(session)
 
     @api.delete(
         _SESSIONS + "/{session_id}",
-        status_code=204,
+        response_model=None,
         summary="Delete a session",
         tags=["sessions"],
     )
@@ -154,11 +209,4 @@ def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
         """Delete the session and its events (deleting a missing session is not an error)."""
         known_app(registry, app_name)
         await sessions.delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
-        return Response(status_code=204)
-
-
-def _no_session(app_name: str, user_id: str, session_id: str) -> str:
-    return (
-        f"Session {session_id!r} not found for app {app_name!r} and user {user_id!r}. "
-        f"Create it with POST /apps/{app_name}/users/{user_id}/sessions."
-    )
+        return json_response(None)

@@ -45,7 +45,7 @@ class AgentTool(BaseTool):
         else:
             schema = {
                 "type": "object",
-                "properties": {"request": {"type": "string", "description": "The request."}},
+                "properties": {"request": {"type": "string"}},
                 "required": ["request"],
             }
         return types.FunctionDeclaration(

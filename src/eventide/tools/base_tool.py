@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from eventide import types
 
@@ -30,8 +31,26 @@ class BaseTool(ABC):
         self.description = description
         self.is_long_running = is_long_running
 
+    def with_name(self, name: str) -> Self:
+        """A shallow copy of this tool that the model calls ``name``."""
+        clone = copy.copy(self)
+        clone.name = name
+        return clone
+
     def get_declaration(self) -> types.FunctionDeclaration | None:
-        """How the model sees the tool; None for tools that only change the request."""
+        """How the model sees the tool; None for tools that only change the request.
+
+        By default, what :meth:`_get_declaration` returns (google-adk's name for this
+        method, so ADK tool classes are declared unchanged), read into a
+        ``types.FunctionDeclaration`` (google-genai's, with a ``Schema``, is accepted).
+        """
+        declaration = self._get_declaration()
+        if declaration is None or isinstance(declaration, types.FunctionDeclaration):
+            return declaration
+        return types.FunctionDeclaration.model_validate(declaration)
+
+    def _get_declaration(self) -> Any:
+        """google-adk's declaration hook: override it or :meth:`get_declaration`."""
         return None
 
     @abstractmethod

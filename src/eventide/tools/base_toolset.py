@@ -34,7 +34,18 @@ class BaseToolset(ABC):
 
     @abstractmethod
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        """The tools to offer now (after filtering and prefixing)."""
+        """The tools to offer now, after filtering, under their own names."""
+
+    async def get_tools_with_prefix(
+        self, readonly_context: ReadonlyContext | None = None
+    ) -> list[BaseTool]:
+        """The tools of :meth:`get_tools` as the model sees them: with ``tool_name_prefix``,
+        copies named ``<prefix>_<name>`` (the toolset's own tools keep their names)."""
+        tools = await self.get_tools(readonly_context)
+        prefix = self.tool_name_prefix
+        if not prefix:
+            return tools
+        return [tool.with_name(f"{prefix}_{tool.name}") for tool in tools]
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release the toolset's resources (connections, processes)."""

@@ -3,21 +3,25 @@
 The declaration is inferred from the signature: type hints give each parameter's JSON Schema
 (through pydantic), defaults make parameters optional, and the docstring gives the tool's
 description and each parameter's (Google-style ``Args:`` section). A parameter named
-``tool_context`` receives the :class:`ToolContext` and is hidden from the model.
+``tool_context``, or annotated ``ToolContext`` under any name, receives the
+:class:`ToolContext` and is hidden from the model. Arguments the model invents that the
+function lacks are dropped with a logged warning (as google-adk does).
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import re
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pydantic
 
 from eventide import types
+from eventide.errors import ToolArgumentsError
 from eventide.tools.base_tool import BaseTool
 
 if TYPE_CHECKING:
@@ -27,13 +31,10 @@ __all__ = ["ConfirmationPredicate", "FunctionTool", "ToolArgumentsError", "wrap_
 
 ConfirmationPredicate = Callable[..., Any]
 _CONTEXT_PARAM = "tool_context"
+_log = logging.getLogger(__name__)
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters)\s*:\s*$")
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 _SECTION = re.compile(r"^\s*(Returns|Raises|Yields|Examples?|Notes?|Attributes)\s*:\s*$")
-
-
-class ToolArgumentsError(ValueError):
-    """The model's arguments do not match the tool's parameters (sent back to the model)."""
 
 
 class FunctionTool(BaseTool):
@@ -68,7 +69,7 @@ class FunctionTool(BaseTool):
             getattr(func, "__call__", None)  # noqa: B004 - callable objects with async __call__
         )
         self._signature = inspect.signature(func)
-        self._takes_context = _CONTEXT_PARAM in self._signature.parameters
+        self._context_param = _context_param(func, self._signature)
         self._arg_docs = arg_docs
         self._args_model_cache: type[pydantic.BaseModel] | None = None
         self._declaration: types.FunctionDeclaration | None = None
@@ -79,9 +80,14 @@ class FunctionTool(BaseTool):
         # a module of tools slow.
         if self._args_model_cache is None:
             self._args_model_cache = _build_args_model(
-                self.name, self.func, self._signature, self._arg_docs
+                self.name, self.func, self._signature, self._arg_docs, self._context_param
             )
         return self._args_model_cache
+
+    def with_name(self, name: str) -> Self:
+        clone = super().with_name(name)
+        clone._declaration = None
+        return clone
 
     def get_declaration(self) -> types.FunctionDeclaration:
         if self._declaration is None:
@@ -100,6 +106,15 @@ class FunctionTool(BaseTool):
         Raises:
             ToolArgumentsError: with a message the model can act on.
         """
+        fields = self._args_model.model_fields
+        invented = [name for name in args if name not in fields]
+        if invented:
+            _log.warning(
+                "Tool %r: dropped argument(s) %s the function does not take.",
+                self.name,
+                ", ".join(repr(name) for name in invented),
+            )
+            args = {name: value for name, value in args.items() if name in fields}
         try:
             model = self._args_model.model_validate(args)
         except pydantic.ValidationError as exc:
@@ -126,8 +141,8 @@ class FunctionTool(BaseTool):
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         kwargs = self.validate_args(args)
-        if self._takes_context:
-            kwargs[_CONTEXT_PARAM] = tool_context
+        if self._context_param is not None:
+            kwargs[self._context_param] = tool_context
         if self._is_async:
             return await self.func(**kwargs)
         result = await asyncio.to_thread(self.func, **kwargs)
@@ -146,11 +161,33 @@ def wrap_result(result: Any) -> dict[str, Any]:
     return {"result": result}
 
 
+def _context_param(func: Callable[..., Any], signature: inspect.Signature) -> str | None:
+    """The parameter that receives the ``ToolContext``: ``tool_context``, or one annotated
+    ``ToolContext`` (or a subclass), whatever its name."""
+    if _CONTEXT_PARAM in signature.parameters:
+        return _CONTEXT_PARAM
+    from eventide.contexts import ToolContext
+
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception:  # unresolved forward references: read the raw annotations
+        hints = {}
+    for name, param in signature.parameters.items():
+        annotation = hints.get(name, param.annotation)
+        if isinstance(annotation, str):
+            if annotation.rsplit(".", 1)[-1] == "ToolContext":
+                return name
+        elif isinstance(annotation, type) and issubclass(annotation, ToolContext):
+            return name
+    return None
+
+
 def _build_args_model(
     tool_name: str,
     func: Callable[..., Any],
     signature: inspect.Signature,
     arg_docs: dict[str, str],
+    context_param: str | None,
 ) -> type[pydantic.BaseModel]:
     try:
         hints = typing.get_type_hints(func, include_extras=True)
@@ -158,7 +195,7 @@ def _build_args_model(
         hints = {}
     fields: dict[str, Any] = {}
     for name, param in signature.parameters.items():
-        if name == _CONTEXT_PARAM or param.kind in (
+        if name == context_param or param.kind in (
             inspect.Parameter.VAR_POSITIONAL,
             inspect.Parameter.VAR_KEYWORD,
         ):

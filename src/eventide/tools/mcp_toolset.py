@@ -430,11 +430,8 @@ class McpToolset(BaseToolset):
         tools: list[BaseTool] = []
         for mcp_tool in mcp_tools:
             tool = McpTool(mcp_tool=mcp_tool, toolset=self)
-            if not self.is_tool_selected(tool, readonly_context):
-                continue
-            if self.tool_name_prefix:
-                tool.name = f"{self.tool_name_prefix}_{tool.name}"
-            tools.append(tool)
+            if self.is_tool_selected(tool, readonly_context):
+                tools.append(tool)
         return tools
 
     async def _listing_headers(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from eventide import types
+from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.function_tool import _strip_titles
 
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from eventide.contexts import ToolContext
 
 __all__ = ["SET_MODEL_RESPONSE", "SetModelResponseTool"]
-
-SET_MODEL_RESPONSE = "set_model_response"
 
 
 class SetModelResponseTool(BaseTool):

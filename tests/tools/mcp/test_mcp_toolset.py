@@ -100,8 +100,9 @@ async def test_stdio_lists_tools_with_schemas_and_calls_them() -> None:
 
 
 async def test_filter_by_names_and_predicate_and_prefix(http_server: HttpMcpServer) -> None:
-    """tool_filter names the server's tools (before the prefix); the prefix is joined with
-    '_' and the call still reaches the server's own tool name."""
+    """tool_filter names the server's tools (before the prefix); get_tools lists them under
+    their own names and get_tools_with_prefix (what agents offer) joins the prefix with '_';
+    the call still reaches the server's own tool name."""
     params = StreamableHTTPConnectionParams(url=http_server.url)
     toolset = McpToolset(
         connection_params=params,
@@ -113,7 +114,8 @@ async def test_filter_by_names_and_predicate_and_prefix(http_server: HttpMcpServ
         tool_filter=lambda tool, _ctx: tool.name.startswith(("who", "sh")),
     )
     try:
-        tools = await toolset.get_tools()
+        assert [t.name for t in await toolset.get_tools()] == ["add", "shout"]
+        tools = await toolset.get_tools_with_prefix()
         assert [t.name for t in tools] == ["calc_add", "calc_shout"]
         declaration = tools[0].get_declaration()
         assert declaration is not None and declaration.name == "calc_add"
@@ -194,7 +196,7 @@ async def test_http_lists_and_calls_with_headers(http_server: HttpMcpServer) -> 
         tool_name_prefix="remote",
     )
     try:
-        tools = await toolset.get_tools()
+        tools = await toolset.get_tools_with_prefix()
         assert [t.name for t in tools] == [f"remote_{name}" for name in ALL_TOOLS]
         assert await call(tools, "remote_forecast", city="Oslo") == {
             "city": "Oslo",

@@ -45,6 +45,11 @@ export async function getJson(path) {
   return response.json();
 }
 
+export async function getText(path) {
+  const response = await check(await fetch(path, { headers: headers() }));
+  return response.text();
+}
+
 export async function postJson(path, body) {
   const response = await check(
     await fetch(path, {
@@ -68,6 +73,8 @@ export const api = {
   getArtifact: (app, user, sid, name) =>
     getJson(`/apps/${enc(app)}/users/${enc(user)}/sessions/${enc(sid)}/artifacts/${name.split("/").map(enc).join("/")}`),
   modelRequest: (eventId) => getJson(`/debug/model_request/${enc(eventId)}`),
+  graphSvg: (app) => getText(`/dev/apps/${enc(app)}/graph.svg`),
+  graphDot: (app) => getText(`/dev/apps/${enc(app)}/graph.dot`),
 };
 
 // POST /run_sse and call onEvent(event) for every `data:` frame as it arrives.

@@ -15,14 +15,14 @@ const isEmpty = (obj) => !obj || Object.keys(obj).length === 0;
 
 // One of: error, transfer, function call, function response, text, state, other.
 export function eventKind(event) {
-  if (event.error_code || event.error_message) return "error";
+  if (event.errorCode || event.errorMessage) return "error";
   const ps = parts(event);
-  if (event.actions?.transfer_to_agent) return "transfer";
-  if (ps.some((p) => p.function_call)) return "function call";
-  if (ps.some((p) => p.function_response)) return "function response";
+  if (event.actions?.transferToAgent) return "transfer";
+  if (ps.some((p) => p.functionCall)) return "function call";
+  if (ps.some((p) => p.functionResponse)) return "function response";
   if (ps.some((p) => typeof p.text === "string" && !p.thought)) return "text";
   const actions = event.actions ?? {};
-  if (!isEmpty(actions.state_delta) || !isEmpty(actions.artifact_delta)) return "state";
+  if (!isEmpty(actions.stateDelta) || !isEmpty(actions.artifactDelta)) return "state";
   return "other";
 }
 
@@ -43,15 +43,15 @@ export function eventSummary(event) {
   const ps = parts(event);
   switch (kind) {
     case "error":
-      return `${event.error_code ?? "error"}: ${event.error_message ?? ""}`;
+      return `${event.errorCode ?? "error"}: ${event.errorMessage ?? ""}`;
     case "transfer":
-      return `→ ${event.actions.transfer_to_agent}`;
+      return `→ ${event.actions.transferToAgent}`;
     case "function call":
-      return ps.filter((p) => p.function_call).map((p) => callSignature(p.function_call)).join(", ");
+      return ps.filter((p) => p.functionCall).map((p) => callSignature(p.functionCall)).join(", ");
     case "function response":
       return ps
-        .filter((p) => p.function_response)
-        .map((p) => `${p.function_response.name} → ${short(p.function_response.response ?? {}, 60)}`)
+        .filter((p) => p.functionResponse)
+        .map((p) => `${p.functionResponse.name} → ${short(p.functionResponse.response ?? {}, 60)}`)
         .join(", ");
     case "text":
       return short(eventText(event), 120);
@@ -66,16 +66,16 @@ export function eventSummary(event) {
 export function actionBadges(event) {
   const a = event.actions ?? {};
   const badges = [];
-  for (const key of Object.keys(a.state_delta ?? {})) badges.push({ kind: "state", label: `state: ${key}` });
-  for (const [name, version] of Object.entries(a.artifact_delta ?? {}))
+  for (const key of Object.keys(a.stateDelta ?? {})) badges.push({ kind: "state", label: `state: ${key}` });
+  for (const [name, version] of Object.entries(a.artifactDelta ?? {}))
     badges.push({ kind: "artifact", label: `artifact: ${name} v${version}` });
-  if (a.transfer_to_agent) badges.push({ kind: "transfer", label: `transfer → ${a.transfer_to_agent}` });
+  if (a.transferToAgent) badges.push({ kind: "transfer", label: `transfer → ${a.transferToAgent}` });
   if (a.escalate) badges.push({ kind: "escalate", label: "escalate" });
-  if (a.skip_summarization) badges.push({ kind: "flag", label: "skip summarization" });
-  if (a.end_of_agent) badges.push({ kind: "flag", label: "end of agent" });
-  if (!isEmpty(a.requested_tool_confirmations)) badges.push({ kind: "flag", label: "confirmation requested" });
-  if (!isEmpty(a.requested_auth_configs)) badges.push({ kind: "flag", label: "auth requested" });
-  if (event.long_running_tool_ids?.length) badges.push({ kind: "flag", label: "long-running tool" });
+  if (a.skipSummarization) badges.push({ kind: "flag", label: "skip summarization" });
+  if (a.endOfAgent) badges.push({ kind: "flag", label: "end of agent" });
+  if (!isEmpty(a.requestedToolConfirmations)) badges.push({ kind: "flag", label: "confirmation requested" });
+  if (!isEmpty(a.requestedAuthConfigs)) badges.push({ kind: "flag", label: "auth requested" });
+  if (event.longRunningToolIds?.length) badges.push({ kind: "flag", label: "long-running tool" });
   return badges;
 }
 
@@ -84,12 +84,12 @@ export function actionBadges(event) {
 // writes made by other sessions). Returns [{state, changed}] aligned with events.
 export function statesAfterEvents(events, finalState) {
   const touched = new Set();
-  for (const e of events) for (const key of Object.keys(e.actions?.state_delta ?? {})) touched.add(key);
+  for (const e of events) for (const key of Object.keys(e.actions?.stateDelta ?? {})) touched.add(key);
   let state = {};
   for (const [key, value] of Object.entries(finalState ?? {})) if (!touched.has(key)) state[key] = value;
   const initial = { ...state };
   const timeline = events.map((e) => {
-    const delta = e.actions?.state_delta ?? {};
+    const delta = e.actions?.stateDelta ?? {};
     const changed = Object.keys(delta).filter((k) => !k.startsWith("temp:"));
     if (changed.length) {
       state = { ...state };

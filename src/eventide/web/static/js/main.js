@@ -1,7 +1,9 @@
 // The dev UI: pick an app and a session, chat (streaming over /run_sse), inspect events.
 
 import { ApiError, AuthRequired, api, getToken, runSse, setToken } from "./api.js";
+import { evalsTab } from "./evals.js";
 import { callSignature, eventKind, eventText, statesAfterEvents } from "./events.js";
+import { historyActions, markRewound } from "./history.js";
 import { chatRows, h, jsonView, kindBadge, timelineItem } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
@@ -56,11 +58,11 @@ async function loadSessions(selectId) {
   if (!ui.app) return;
   const sessions = await guarded(() => api.listSessions(ui.app, ui.user));
   if (!sessions) return;
-  sessions.sort((a, b) => (b.last_update_time ?? 0) - (a.last_update_time ?? 0));
+  sessions.sort((a, b) => (b.lastUpdateTime ?? 0) - (a.lastUpdateTime ?? 0));
   const select = $("session-select");
   select.replaceChildren(
     ...sessions.map((s) =>
-      h("option", { value: s.id }, `${s.id.slice(0, 18)} · ${new Date((s.last_update_time ?? 0) * 1000).toLocaleString()}`),
+      h("option", { value: s.id }, `${s.id.slice(0, 18)} · ${new Date((s.lastUpdateTime ?? 0) * 1000).toLocaleString()}`),
     ),
   );
   const id = selectId ?? sessions[0]?.id;
@@ -205,14 +207,15 @@ function renderTimeline() {
   let invocation = null;
   let turn = 0;
   ui.events.forEach((e, i) => {
-    if (e.invocation_id && e.invocation_id !== invocation) {
-      invocation = e.invocation_id;
+    if (e.invocationId && e.invocationId !== invocation) {
+      invocation = e.invocationId;
       turn += 1;
       rows.push(h("li", { class: "tl-sep", "aria-hidden": "true" }, `turn ${turn}`, h("code", {}, invocation)));
     }
     rows.push(timelineItem(e, i, e.id === ui.selectedId, select));
   });
   list.replaceChildren(...rows);
+  markRewound(list, ui.events);
   $("event-count").textContent = ui.events.length ? String(ui.events.length) : "";
   list.querySelector(".selected")?.scrollIntoView({ block: "nearest" });
 }
@@ -225,7 +228,7 @@ function renderInspector() {
   for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.tab === ui.tab);
   const box = $("inspector");
   const event = selectedEvent();
-  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab }[ui.tab];
+  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab, evals: evalsView, graph: graphTab }[ui.tab];
   box.replaceChildren(...view(event));
 }
 
@@ -235,7 +238,14 @@ function eventTab(event) {
   return [
     h("div", { class: "insp-head" }, h("strong", {}, event.author), kindBadge(eventKind(event)),
       h("code", { class: "muted" }, event.id)),
-    event.invocation_id ? h("div", { class: "muted small" }, `invocation ${event.invocation_id}`) : null,
+    event.invocationId ? h("div", { class: "muted small" }, `invocation ${event.invocationId}`) : null,
+    historyActions(event, { app: ui.app, user: ui.user, sessionId: ui.session?.id, events: ui.events }, guarded,
+      async ({ rewound, forkedId }) => {
+        if (forkedId) await loadSessions(forkedId);
+        else await refreshSession();
+        await refreshArtifacts();
+        setStatus(forkedId ? "Forked into a new session" : "Rewound", "ok");
+      }),
     jsonView(shown),
   ];
 }
@@ -263,11 +273,11 @@ function requestTab(event) {
     (request) => {
       if (ui.selectedId !== event.id || ui.tab !== "request") return;
       const config = request.config ?? {};
-      const tools = (config.tools ?? []).flatMap((t) => t.function_declarations ?? []).map((d) => d.name);
+      const tools = (config.tools ?? []).flatMap((t) => t.functionDeclarations ?? []).map((d) => d.name);
       box.replaceChildren(
         h("div", { class: "insp-head" }, h("strong", {}, "Model request"), h("code", {}, request.model ?? "")),
-        config.system_instruction ? h("h4", {}, "System instruction") : null,
-        config.system_instruction ? h("pre", { class: "instruction" }, config.system_instruction) : null,
+        config.systemInstruction ? h("h4", {}, "System instruction") : null,
+        config.systemInstruction ? h("pre", { class: "instruction" }, config.systemInstruction) : null,
         tools.length ? h("h4", {}, "Tools") : null,
         tools.length ? h("div", {}, tools.map((t) => h("span", { class: "badge b-tool" }, t))) : null,
         h("h4", {}, `Contents (${(request.contents ?? []).length})`),
@@ -290,11 +300,11 @@ function requestTab(event) {
 
 function partText(part) {
   if (typeof part.text === "string") return part.thought ? `(thought) ${part.text}` : part.text;
-  if (part.function_call) return `→ ${callSignature(part.function_call)}`;
-  if (part.function_response)
-    return `← ${part.function_response.name}: ${JSON.stringify(part.function_response.response ?? {})}`;
-  if (part.inline_data) return `[${part.inline_data.mime_type ?? "bytes"} attachment]`;
-  if (part.file_data) return `[file ${part.file_data.file_uri ?? ""}]`;
+  if (part.functionCall) return `→ ${callSignature(part.functionCall)}`;
+  if (part.functionResponse)
+    return `← ${part.functionResponse.name}: ${JSON.stringify(part.functionResponse.response ?? {})}`;
+  if (part.inlineData) return `[${part.inlineData.mimeType ?? "bytes"} attachment]`;
+  if (part.fileData) return `[file ${part.fileData.fileUri ?? ""}]`;
   return JSON.stringify(part);
 }
 
@@ -305,10 +315,10 @@ function artifactsTab() {
     viewer.replaceChildren(h("p", { class: "muted" }, "Loading…"));
     const part = await guarded(() => api.getArtifact(ui.app, ui.user, ui.session.id, name));
     if (!part) return;
-    const blob = part.inline_data;
+    const blob = part.inlineData;
     if (part.text !== undefined) viewer.replaceChildren(h("h4", {}, name), h("pre", { class: "instruction" }, part.text));
-    else if (blob?.mime_type?.startsWith("image/"))
-      viewer.replaceChildren(h("h4", {}, name), h("img", { src: `data:${blob.mime_type};base64,${blob.data}`, alt: name }));
+    else if (blob?.mimeType?.startsWith("image/"))
+      viewer.replaceChildren(h("h4", {}, name), h("img", { src: `data:${blob.mimeType};base64,${blob.data}`, alt: name }));
     else viewer.replaceChildren(h("h4", {}, name), jsonView(part));
   };
   return [
@@ -316,6 +326,29 @@ function artifactsTab() {
       h("li", {}, h("button", { type: "button", class: "link", onclick: () => show(name) }, name)))),
     viewer,
   ];
+}
+
+// The app's agents, tools, transfers and workflow edges, drawn by the server (Graphviz).
+function graphTab() {
+  const box = h("div", { class: "agent-graph" }, h("p", { class: "muted" }, "Drawing the agent graph…"));
+  const app = ui.app;
+  (async () => {
+    try {
+      const svg = new DOMParser().parseFromString(await api.graphSvg(app), "image/svg+xml").documentElement;
+      if (ui.app === app) box.replaceChildren(h("h4", {}, `Agents of ${app}`), document.importNode(svg, true));
+    } catch (error) {
+      // No Graphviz on the server: show the DOT source and say why.
+      const dot = await guarded(() => api.graphDot(app));
+      if (ui.app === app)
+        box.replaceChildren(h("p", { class: "muted small" }, String(error.message ?? error)),
+          dot ? h("pre", { class: "instruction" }, dot) : null);
+    }
+  })();
+  return [box];
+}
+
+function evalsView() {
+  return evalsTab({ app: ui.app, user: ui.user, session: ui.session, guarded, setStatus });
 }
 
 // --- token dialog ---

@@ -101,16 +101,16 @@ export function chatRows(event, onSelect) {
     rows.push(
       h("div", { class: "msg msg-error", dataset: { eventId: event.id }, onclick: select },
         h("div", { class: "msg-author" }, event.author ?? "error"),
-        `${event.error_code ?? "error"}: ${event.error_message ?? ""}`),
+        `${event.errorCode ?? "error"}: ${event.errorMessage ?? ""}`),
     );
     return rows;
   }
   for (const part of parts(event)) {
-    if (part.function_call) {
+    if (part.functionCall) {
       rows.push(h("div", { class: "tool-line call", dataset: { eventId: event.id }, onclick: select },
-        h("span", { class: "tool-arrow" }, "→"), callSignature(part.function_call)));
-    } else if (part.function_response) {
-      const r = part.function_response;
+        h("span", { class: "tool-arrow" }, "→"), callSignature(part.functionCall)));
+    } else if (part.functionResponse) {
+      const r = part.functionResponse;
       rows.push(h("div", { class: "tool-line response", dataset: { eventId: event.id }, onclick: select },
         h("span", { class: "tool-arrow" }, "←"), `${r.name}: ${JSON.stringify(r.response ?? {})}`));
     }
@@ -124,7 +124,7 @@ export function chatRows(event, onSelect) {
         h("div", { class: "msg-text" }, text)),
     );
   }
-  const transfer = event.actions?.transfer_to_agent;
+  const transfer = event.actions?.transferToAgent;
   if (transfer) rows.push(h("div", { class: "note" }, `${event.author} transferred to ${transfer}`));
   return rows;
 }

@@ -1,0 +1,126 @@
+"""``ResolvedAgent``: everything the LLM flow needs from an agent, resolved once per run.
+
+The agent layer (``LlmAgent``) builds one of these each time the agent runs in an
+invocation; the flow reads only this record and never the agent definition, so ``flows/``
+does not depend on ``agents/``. Each hook is one chain, plugins first and then the agent's
+own callbacks, already adapted to one typed, positional signature; the first non-None result
+of a chain wins (:func:`first_result`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, TypeVarTuple
+
+from pydantic import BaseModel
+
+from eventide import types
+from eventide.code_executors import BaseCodeExecutor
+from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
+from eventide.events import Event
+from eventide.models.base_llm import BaseLlm
+from eventide.models.llm_request import LlmRequest
+from eventide.models.llm_response import LlmResponse
+from eventide.planners import BasePlanner
+from eventide.tools.base_tool import BaseTool
+
+__all__ = [
+    "AfterModelHook",
+    "AfterToolHook",
+    "BeforeModelHook",
+    "BeforeToolHook",
+    "Instruction",
+    "ModelErrorHook",
+    "ResolvedAgent",
+    "ToolErrorHook",
+    "TransferTarget",
+    "first_result",
+]
+
+ToolResult = dict[str, Any]
+BeforeModelHook = Callable[[CallbackContext, LlmRequest], Awaitable[LlmResponse | None]]
+AfterModelHook = Callable[[CallbackContext, LlmResponse], Awaitable[LlmResponse | None]]
+ModelErrorHook = Callable[[CallbackContext, LlmRequest, Exception], Awaitable[LlmResponse | None]]
+BeforeToolHook = Callable[[BaseTool, ToolResult, ToolContext], Awaitable[ToolResult | None]]
+AfterToolHook = Callable[
+    [BaseTool, ToolResult, ToolContext, ToolResult], Awaitable[ToolResult | None]
+]
+ToolErrorHook = Callable[
+    [BaseTool, ToolResult, ToolContext, Exception], Awaitable[ToolResult | None]
+]
+Instruction = str | Callable[[ReadonlyContext], str | Awaitable[str]]
+"""A template (placeholders filled from state and artifacts) or a provider (used as is)."""
+
+_R = TypeVar("_R")
+_Args = TypeVarTuple("_Args")
+
+
+async def first_result(
+    chain: tuple[Callable[[*_Args], Awaitable[_R | None]], ...], *args: *_Args
+) -> _R | None:
+    """Call each hook of ``chain`` in order; the first non-None result wins (and stops it)."""
+    for hook in chain:
+        result = await hook(*args)
+        if result is not None:
+            return result
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class TransferTarget:
+    """An agent the model may hand the conversation to."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedAgent:
+    """An ``LlmAgent`` as one run of it sees it (see the module docstring).
+
+    Attributes:
+        name: the agent's name (the author of its events).
+        description: what it does (told to the model when it may transfer).
+        model: the model it calls (its own or the nearest ``LlmAgent`` ancestor's).
+        generate_content_config: generation settings (copied into each request).
+        include_contents: 'default' (the conversation) or 'none' (the current turn only).
+        global_instruction: the root ``LlmAgent``'s global instruction ('' when none).
+        instruction: the agent's own instruction ('' when none).
+        tools: the agent's tools, functions wrapped and toolsets expanded (each declares
+            itself to the model by name; the request's ``tools_dict`` maps names back).
+        output_schema: the model the final answer must match, if any.
+        output_key: the state key the final answer is stored under, if any.
+        transfer_targets: the agents the model may transfer to (sub-agents, parent, peers).
+        parent_name: the parent's name when the parent is one of the targets.
+        run_agent: runs the agent of that name in the tree (a transfer), or None when the
+            tree has no such agent.
+        before_model, after_model, on_model_error, before_tool, after_tool, on_tool_error:
+            the hook chains, plugins first.
+        static_instruction: instruction text sent first and verbatim, if any.
+        planner: shapes each request and the model's parts, if any.
+        code_executor: changes each request (e.g. Gemini's code execution), if any.
+    """
+
+    name: str
+    description: str
+    model: BaseLlm
+    generate_content_config: types.GenerateContentConfig | None
+    include_contents: Literal["default", "none"]
+    global_instruction: Instruction
+    instruction: Instruction
+    tools: tuple[BaseTool, ...]
+    output_schema: type[BaseModel] | None
+    output_key: str | None
+    transfer_targets: tuple[TransferTarget, ...]
+    parent_name: str | None
+    run_agent: Callable[[str, InvocationContext], AsyncGenerator[Event, None] | None]
+    before_model: tuple[BeforeModelHook, ...] = ()
+    after_model: tuple[AfterModelHook, ...] = ()
+    on_model_error: tuple[ModelErrorHook, ...] = ()
+    before_tool: tuple[BeforeToolHook, ...] = ()
+    after_tool: tuple[AfterToolHook, ...] = ()
+    on_tool_error: tuple[ToolErrorHook, ...] = ()
+    static_instruction: str | None = None
+    planner: BasePlanner | None = None
+    code_executor: BaseCodeExecutor | None = None

@@ -1,0 +1,1 @@
+"""Session history tools: rewind, fork, event compaction and context limits."""

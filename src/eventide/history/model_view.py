@@ -1,0 +1,172 @@
+"""Which of a session's events reach the model: rewound invocations are left out, and events
+a compaction covers are replaced by its summary.
+
+Rules (the log itself is never changed):
+- A rewind event (``actions.rewind_before_invocation_id``) hides every event from the first
+  event of that invocation up to the rewind event itself.
+- A compaction event (``actions.compaction``) hides the earlier events whose timestamps fall
+  in its ``[start_timestamp, end_timestamp]`` and puts its summary where the first of them
+  was. A summary whose range lies inside a later summary's range is left out too (the later
+  one was written from it).
+- A compaction hidden by a rewind is void: its summary may describe rewound turns.
+
+A session without rewinds or compactions is passed through as it is. :class:`ModelViewCache`
+keeps each session's view between model calls, so a long session costs only its new events.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from eventide import types
+from eventide.events import Event, EventCompaction
+
+__all__ = ["SUMMARY_PREFIX", "ModelViewCache", "model_view", "rewound_positions", "summary_event"]
+
+SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+
+
+def summary_event(compaction_event: Event, compaction: EventCompaction) -> Event:
+    """The stand-in the model sees for the events a compaction covers.
+
+    It is a user-role message (every provider accepts a conversation that starts with one),
+    with the compaction event's id so caches can tell views apart.
+    """
+    text = "".join(p.text or "" for p in compaction.compacted_content.parts or ())
+    return Event(
+        id=compaction_event.id,
+        invocation_id=compaction_event.invocation_id,
+        author="user",
+        timestamp=compaction.start_timestamp,
+        content=types.Content(role="user", parts=[types.Part(text=SUMMARY_PREFIX + text)]),
+    )
+
+
+def _is_special(event: Event) -> bool:
+    actions = event.actions
+    return actions.rewind_before_invocation_id is not None or actions.compaction is not None
+
+
+def model_view(events: Sequence[Event]) -> list[Event]:
+    """The events (and summaries) the model sees, in order, built from the whole log."""
+    hidden = rewound_positions(events)
+    compactions: list[tuple[int, EventCompaction]] = []
+    for index, event in enumerate(events):
+        compaction = event.actions.compaction
+        if compaction is not None and index not in hidden:
+            compactions.append((index, compaction))
+    view: list[Event] = []
+    for index, event in enumerate(events):
+        if index in hidden:
+            continue
+        compaction = event.actions.compaction
+        if compaction is not None:
+            _fold_compaction(view, event, compaction)
+        elif not _is_special(event):
+            view.append(event)
+    return view
+
+
+def rewound_positions(events: Sequence[Event]) -> set[int]:
+    """Positions hidden by rewinds (a rewind of an already rewound invocation hides nothing
+    more: :func:`eventide.history.rewind.rewind_session` refuses to write one)."""
+    first_of: dict[str, int] = {}
+    hidden: set[int] = set()
+    for index, event in enumerate(events):
+        first_of.setdefault(event.invocation_id, index)
+        target = event.actions.rewind_before_invocation_id
+        if target is not None and index not in hidden:
+            start = first_of.get(target)
+            if start is not None:
+                hidden.update(range(start, index + 1))
+    return hidden
+
+
+def _fold_compaction(view: list[Event], event: Event, compaction: EventCompaction) -> None:
+    """Replace the events of ``view`` that ``compaction`` covers by its summary (in place)."""
+    start, end = compaction.start_timestamp, compaction.end_timestamp
+    kept: list[Event] = []
+    position = None
+    for item in view:
+        if start <= item.timestamp <= end:
+            if position is None:
+                position = len(kept)
+            continue
+        kept.append(item)
+    if position is None:
+        position = len(kept)
+    kept.insert(position, summary_event(event, compaction))
+    view[:] = kept
+
+
+class ModelViewCache:
+    """Each session's model view, kept between calls and extended with new events only.
+
+    A view is rebuilt from the whole log when a rewind arrives or the log no longer starts
+    with the events seen. ``generation`` changes whenever a view is rebuilt or a compaction
+    rewrites it, so a cache built on the view knows to start over.
+    """
+
+    __slots__ = ("_entries", "_generation", "_max")
+
+    def __init__(self, max_sessions: int = 256) -> None:
+        self._entries: OrderedDict[str, _ViewEntry] = OrderedDict()
+        self._max = max_sessions
+        self._generation = 0
+
+    def view(self, session_id: str, events: Sequence[Event]) -> tuple[Sequence[Event], int]:
+        """The model's view of ``events`` and its generation number."""
+        entry = self._entries.get(session_id)
+        seen = entry.seen if entry is not None else 0
+        if (
+            entry is None
+            or len(events) < seen
+            or (seen and (events[0].id != entry.first_id or events[seen - 1].id != entry.last_id))
+        ):
+            entry = self._rebuild(session_id, events)
+        else:
+            self._entries.move_to_end(session_id)
+            for i in range(seen, len(events)):
+                event = events[i]
+                view = entry.view
+                if view is None:
+                    # No rewind or compaction so far: the log is its own view.
+                    if _is_special(event):
+                        entry = self._rebuild(session_id, events)
+                        break
+                elif event.actions.rewind_before_invocation_id is not None:
+                    entry = self._rebuild(session_id, events)
+                    break
+                elif event.actions.compaction is not None:
+                    _fold_compaction(view, event, event.actions.compaction)
+                    self._generation += 1
+                    entry.generation = self._generation
+                else:
+                    view.append(event)
+        if events:
+            entry.seen = len(events)
+            entry.first_id = events[0].id
+            entry.last_id = events[-1].id
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+        return (events if entry.view is None else entry.view), entry.generation
+
+    def _rebuild(self, session_id: str, events: Sequence[Event]) -> _ViewEntry:
+        self._generation += 1
+        entry = _ViewEntry(self._generation)
+        if any(_is_special(e) for e in events):
+            entry.view = model_view(events)
+        self._entries[session_id] = entry
+        return entry
+
+
+class _ViewEntry:
+    __slots__ = ("first_id", "generation", "last_id", "seen", "view")
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.view: list[Event] | None = None
+        self.seen = 0
+        self.first_id = ""
+        self.last_id = ""

@@ -1,0 +1,87 @@
+"""``BodyLimitMiddleware``: refuse request bodies over a size limit with a 413, before any
+route reads (or stores) them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "BodyLimitMiddleware"]
+
+# Artifacts arrive base64-encoded inside JSON, so the limit is generous.
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimitMiddleware:
+    """Answers 413 to any request whose body is longer than ``max_bytes``.
+
+    A declared ``Content-Length`` over the limit is refused before the body is read; a
+    chunked body is counted as it arrives and refused once it passes the limit (the route
+    sees an error instead of the rest of the body, so nothing of it is stored).
+    """
+
+    def __init__(self, app: ASGIApp, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_bytes:
+                    await self._refuse(send)
+                    return
+        seen = 0
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, tracking_send)
+        except _TooLarge:
+            if not started:
+                await self._refuse(send)
+
+    async def _refuse(self, send: Send) -> None:
+        detail: dict[str, Any] = {
+            "detail": f"The request body is larger than this server accepts ({self.max_bytes} "
+            "bytes); send a smaller body (large files as several artifacts, or raise the "
+            "server's max_body_bytes)."
+        }
+        body = json.dumps(detail).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,177 @@
+"""Rewind (``Runner.rewind_async``): state in every scope and artifacts go back to before an
+invocation, the log keeps everything, and the model no longer sees the rewound turns."""
+
+from __future__ import annotations
+
+import pytest
+
+from eventide import types
+from eventide.errors import InvocationNotFoundError, SessionNotFoundError
+from tests.history.conftest import Stores
+from tests.history.helpers import conversation, make_runner, turn
+
+
+async def three_turns(stores: Stores) -> tuple[list[str], int]:
+    """Session ``s`` with turns "one", "two", "three"; their invocation ids and event count."""
+    runner, _ = make_runner(stores)
+    await stores.sessions.create_session(app_name=stores.app, user_id=stores.user, session_id="s")
+    invocations = []
+    for text in ("one", "two", "three"):
+        events = await turn(runner, stores.user, "s", text)
+        invocations.append(events[0].invocation_id)
+    session = await stores.sessions.get_session(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    )
+    assert session is not None
+    return invocations, len(session.events)
+
+
+async def load_text(stores: Stores, filename: str, version: int | None = None) -> str | None:
+    part = await stores.artifacts.load_artifact(
+        app_name=stores.app, user_id=stores.user, session_id="s", filename=filename, version=version
+    )
+    return None if part is None else part.text
+
+
+async def test_rewind_restores_every_scope_and_artifacts_keeping_the_log(stores: Stores) -> None:
+    """Rule: a rewind appends one event restoring session, ``app:`` and ``user:`` state and
+    artifact versions to before the invocation; ``temp:`` is never stored; no event is
+    deleted and no artifact version is lost."""
+    invocations, count = await three_turns(stores)
+    runner, _ = make_runner(stores)
+
+    rewind = await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[1]
+    )
+
+    assert rewind.author == "user"
+    assert rewind.invocation_id not in invocations
+    assert rewind.content is None
+    assert rewind.actions.rewind_before_invocation_id == invocations[1]
+    assert rewind.actions.state_delta == {"last": "one", "app:last": "one", "user:last": "one"}
+    assert rewind.actions.artifact_delta == {"notes.txt": 3, "user:profile.txt": 3}
+    session = await stores.sessions.get_session(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    )
+    assert session is not None
+    assert len(session.events) == count + 1
+    assert session.events[-1].id == rewind.id
+    assert session.events[-1].actions.rewind_before_invocation_id == invocations[1]
+    assert {k: v for k, v in session.state.items() if "last" in k} == {
+        "last": "one",
+        "app:last": "one",
+        "user:last": "one",
+    }
+    for name in ("notes.txt", "user:profile.txt"):
+        assert await stores.artifacts.list_versions(
+            app_name=stores.app, user_id=stores.user, session_id="s", filename=name
+        ) == [0, 1, 2, 3]
+        assert await load_text(stores, name) == "one"
+        assert [await load_text(stores, name, v) for v in range(3)] == ["one", "two", "three"]
+
+
+async def test_rewind_before_the_first_invocation_clears_what_it_created(stores: Stores) -> None:
+    """Rule: keys and artifacts that did not exist before the invocation are set to None and
+    to an empty version (earlier versions stay readable)."""
+    invocations, _ = await three_turns(stores)
+    runner, _ = make_runner(stores)
+
+    rewind = await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[0]
+    )
+
+    assert rewind.actions.state_delta == {"last": None, "app:last": None, "user:last": None}
+    assert rewind.actions.artifact_delta == {"notes.txt": 3, "user:profile.txt": 3}
+    part = await stores.artifacts.load_artifact(
+        app_name=stores.app, user_id=stores.user, session_id="s", filename="notes.txt"
+    )
+    assert part == types.Part()
+    assert await load_text(stores, "notes.txt", 2) == "three"
+
+
+async def test_a_turn_after_a_rewind_does_not_see_the_rewound_turns(stores: Stores) -> None:
+    """Rule: later turns (and the model's contents) do not see the rewound events."""
+    invocations, _ = await three_turns(stores)
+    runner, model = make_runner(stores)
+    await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[1]
+    )
+
+    events = await turn(runner, stores.user, "s", "four")
+
+    assert conversation(model.requests[0]) == [
+        ("user", "one"),
+        ("model", "call:remember"),
+        ("user", "answer:remember"),
+        ("model", "ok one"),
+        ("user", "four"),
+    ]
+    assert events[-1].text == "ok four"
+    session = await stores.sessions.get_session(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    )
+    assert session is not None
+    assert session.state["last"] == "four"
+
+
+async def test_two_rewinds_in_a_row_and_a_rewind_of_a_rewound_invocation(stores: Stores) -> None:
+    """Rule: a second rewind goes further back from the visible history; rewinding to an
+    invocation already rewound is refused and writes nothing."""
+    invocations, _ = await three_turns(stores)
+    runner, model = make_runner(stores)
+    await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[2]
+    )
+    with pytest.raises(InvocationNotFoundError, match="already rewound"):
+        await runner.rewind_async(
+            user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[2]
+        )
+    second = await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[1]
+    )
+    assert second.actions.state_delta == {"last": "one", "app:last": "one", "user:last": "one"}
+    await turn(runner, stores.user, "s", "four")
+    assert [what for _, what in conversation(model.requests[0])][:4] == [
+        "one",
+        "call:remember",
+        "answer:remember",
+        "ok one",
+    ]
+    assert len(model.requests[0].contents) == 5
+
+
+async def test_rewind_to_an_unknown_invocation_or_another_sessions_fails_cleanly(
+    stores: Stores,
+) -> None:
+    """Rule: rewinding to an invocation that is not in the session (unknown, or of another
+    session) raises InvocationNotFoundError naming it, and writes nothing."""
+    invocations, count = await three_turns(stores)
+    runner, _ = make_runner(stores)
+    await stores.sessions.create_session(
+        app_name=stores.app, user_id=stores.user, session_id="other"
+    )
+    other = (await turn(runner, stores.user, "other", "elsewhere"))[0].invocation_id
+
+    with pytest.raises(InvocationNotFoundError, match="'nope'.*not in session 's'") as error:
+        await runner.rewind_async(
+            user_id=stores.user, session_id="s", rewind_before_invocation_id="nope"
+        )
+    assert error.value.invocation_id == "nope"
+    with pytest.raises(InvocationNotFoundError, match="belongs to another session"):
+        await runner.rewind_async(
+            user_id=stores.user, session_id="s", rewind_before_invocation_id=other
+        )
+    with pytest.raises(SessionNotFoundError):
+        await runner.rewind_async(
+            user_id=stores.user, session_id="missing", rewind_before_invocation_id=invocations[0]
+        )
+
+    session = await stores.sessions.get_session(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    )
+    assert session is not None
+    assert len(session.events) == count
+    assert session.state["last"] == "three"
+    assert await stores.artifacts.list_versions(
+        app_name=stores.app, user_id=stores.user, session_id="s", filename="notes.txt"
+    ) == [0, 1, 2]
