@@ -351,4 +351,4 @@ def test_eventide_api_server_runs_a_tool_round_trip(
         next(iter(p)) if "text" not in p else "text" for e in events for p in e["content"]["parts"]
     ]
     assert [e.get("error_code") for e in events] == [None] * len(events)
-    assert kinds == ["function_call", "function_response", "text"], events
+    assert kinds == ["functionCall", "functionResponse", "text"], events

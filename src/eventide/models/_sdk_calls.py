@@ -164,7 +164,9 @@ def _parameter_names(function: Callable[..., object]) -> frozenset[str] | None:
 
 
 def header_map(response: object) -> Mapping[str, str] | None:
-    """The headers of an SDK error's HTTP response, if it has one."""
+    """The headers of an SDK error's HTTP response (or the headers themselves), if any."""
+    if isinstance(response, Mapping):
+        return cast(Mapping[str, str], response)
     headers: object = getattr(response, "headers", None)
     if isinstance(headers, Mapping):
         return cast(Mapping[str, str], headers)

@@ -26,7 +26,7 @@ from eventide.models._openai_chat_format import (
     feed_chat_chunk,
     read_chat_completion,
 )
-from eventide.models._sdk_calls import response_dict
+from eventide.models._sdk_calls import header_map, response_dict
 from eventide.models._stream_assembler import StreamAssembler
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -135,5 +135,8 @@ class _LiteLlmRoute(Provider):
             return connection_error(self.name, exc)
         status: object = getattr(exc, "status_code", None)
         if isinstance(status, int) and type(exc).__module__.startswith("litellm"):
-            return status_error(status, None, message, provider=self.name)
+            headers = header_map(getattr(exc, "response", None)) or header_map(
+                getattr(exc, "litellm_response_headers", None)
+            )
+            return status_error(status, None, message, provider=self.name, headers=headers)
         return None

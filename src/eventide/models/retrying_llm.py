@@ -8,8 +8,8 @@ says it can succeed later (:attr:`ModelError.retryable <eventide.errors.ModelErr
 
 from __future__ import annotations
 
-import asyncio
 import random
+from asyncio import sleep
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -79,7 +79,7 @@ async def retry_responses(
                 yield response
         if retry is None:
             return
-        await asyncio.sleep(policy.delay(tries, retry.retry_after))
+        await sleep(policy.delay(tries, retry.retry_after))
         tries += 1
 
 
