@@ -27,6 +27,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+	$(BIN)/basedpyright
 
 unit: $(STAMP)
 	$(BIN)/pytest -q

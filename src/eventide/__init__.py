@@ -12,7 +12,7 @@ eventide`` imports only pydantic and the standard library.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide.agents.base_agent import BaseAgent
@@ -44,6 +44,46 @@ from eventide.tools.base_toolset import BaseToolset
 from eventide.tools.builtin_tools import exit_loop, load_artifacts, load_memory, preload_memory
 from eventide.tools.function_tool import FunctionTool
 from eventide.tools.long_running_tool import LongRunningFunctionTool
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers (imported on first access)
+    from eventide.artifacts.file_artifact_service import FileArtifactService
+    from eventide.artifacts.fsspec_artifact_service import FsspecArtifactService
+    from eventide.auth import (
+        AuthConfig,
+        AuthCredential,
+        BaseCredentialService,
+        InMemoryCredentialService,
+    )
+    from eventide.code_executors import BaseCodeExecutor, BuiltInCodeExecutor
+    from eventide.history.compaction import (
+        BaseEventsSummarizer,
+        EventsCompactionConfig,
+        LlmEventSummarizer,
+    )
+    from eventide.memory.sql_memory_service import SqlMemoryService
+    from eventide.models.anthropic_llm import AnthropicLlm, Claude
+    from eventide.models.gemini_llm import Gemini, GeminiLlm
+    from eventide.models.litellm_llm import LiteLlm
+    from eventide.models.openai_llm import OpenAILlm
+    from eventide.planners import BasePlanner, BuiltInPlanner, PlanReActPlanner
+    from eventide.plugins.logging_plugin import LoggingPlugin
+    from eventide.plugins.memory_plugin import AddToMemoryPlugin
+    from eventide.plugins.plugin_manager import PluginManager
+    from eventide.plugins.tracing_plugin import TracingPlugin
+    from eventide.sessions.sql_session_service import SqlSessionService
+    from eventide.tools.gemini_tools import (
+        GoogleSearchTool,
+        UrlContextTool,
+        VertexAiSearchTool,
+        google_search,
+        url_context,
+    )
+    from eventide.tools.mcp_toolset import (
+        McpToolset,
+        StdioConnectionParams,
+        StreamableHTTPConnectionParams,
+    )
+    from eventide.tools.third_party_tools import CrewaiTool, LangchainTool
 
 __version__ = "0.1.0"
 

@@ -7,9 +7,11 @@ JSON from front ends that write camelCase keys is converted with :func:`snake_ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict
+
+from eventide._json import JsonValue
 
 __all__ = ["DATA_FIELDS", "EventideModel", "camel_case_keys", "foreign_to_dict", "snake_case_keys"]
 
@@ -40,8 +42,14 @@ def foreign_to_dict(value: Any) -> Any:
     return value
 
 
+def json_fields(data: object) -> dict[str, Any] | None:
+    """``data`` as a dict of fields when it is one (a "before" validator's raw input), else
+    None."""
+    return cast("dict[str, Any]", data) if isinstance(data, dict) else None
+
+
 def _to_snake(name: str) -> str:
-    out = []
+    out: list[str] = []
     for char in name:
         if char.isupper():
             out.append("_")
@@ -51,7 +59,7 @@ def _to_snake(name: str) -> str:
     return "".join(out)
 
 
-def snake_case_keys(data: Any) -> Any:
+def snake_case_keys(data: JsonValue) -> JsonValue:
     """Recursively rename camelCase dict keys to snake_case (``functionCall`` ->
     ``function_call``), for JSON written by front ends of other runtimes.
 
@@ -62,9 +70,9 @@ def snake_case_keys(data: Any) -> Any:
         return [snake_case_keys(item) for item in data]
     if not isinstance(data, dict):
         return data
-    converted: dict[str, Any] = {}
+    converted: dict[str, JsonValue] = {}
     for key, value in data.items():
-        name = _to_snake(key) if isinstance(key, str) else key
+        name = _to_snake(key)
         if name in DATA_FIELDS:
             converted[name] = value
         else:
@@ -91,20 +99,36 @@ DATA_FIELDS = frozenset(
 )
 
 
+# Field names seen so far and their camelCase spelling. Only field names are renamed (keys
+# inside data fields never are), so this stays small; the cap is a guard, not a limit hit.
+_camel_names: dict[str, str] = {}
+_CAMEL_NAMES_CAP = 4096
+
+
 def _to_camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+    camel = _camel_names.get(name)
+    if camel is None:
+        head, *rest = name.split("_")
+        camel = head + "".join(word[:1].upper() + word[1:] for word in rest)
+        if len(_camel_names) < _CAMEL_NAMES_CAP:
+            _camel_names[name] = camel
+    return camel
 
 
-def camel_case_keys(data: Any) -> Any:
+def camel_case_keys(data: JsonValue) -> JsonValue:
     """Recursively rename snake_case field names to camelCase (``function_call`` ->
     ``functionCall``), for front ends that read camelCase; keys inside data fields
     (:data:`DATA_FIELDS`) keep their spelling."""
     if isinstance(data, list):
-        return [camel_case_keys(item) for item in data]
+        return [camel_case_keys(item) if isinstance(item, dict | list) else item for item in data]
     if not isinstance(data, dict):
         return data
-    return {
-        _to_camel(key): (value if key in DATA_FIELDS else camel_case_keys(value))
-        for key, value in data.items()
-    }
+    # Servers run this on every event they send: scalars are not recursed into, and known
+    # names are looked up rather than rebuilt.
+    names = _camel_names
+    converted: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in DATA_FIELDS and isinstance(value, dict | list):
+            value = camel_case_keys(value)
+        converted[names.get(key) or _to_camel(key)] = value
+    return converted

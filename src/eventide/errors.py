@@ -5,7 +5,7 @@
     EventideError
     ├── UsageError (also ValueError)       the developer misused the API: fix the calling code
     │   ├── AgentTreeError                  bad agent name, duplicate name, agent with two parents
-    │   ├── AgentNotFoundError (LookupError) no agent by that name in the tree
+    │   ├── AgentNotFoundError (LookupError) a transfer names no agent of the tree
     │   ├── SessionNotFoundError (LookupError) no such session: create it first
     │   ├── InvocationNotFoundError (LookupError) no such invocation in the session's history
     │   ├── EventNotFoundError (LookupError) no such event in the session's history
@@ -14,7 +14,10 @@
     │   ├── InvalidArtifactNameError        an empty artifact name, or one escaping its folder
     │   ├── RunnerClosedError               the Runner was used after close()
     │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
-    │   └── AppLoadError                    an agent app that cannot be found or imported
+    │   ├── AppLoadError                    an agent app that cannot be found or imported
+    │   ├── AppNotFoundError (LookupError)  the server serves no app by that name
+    │   └── evals: UnknownMetricError, UnknownEvalCaseError / UnknownEvalSetError /
+    │       UnknownEvalResultError (LookupError), EvalSetExistsError, InvalidEvalFileError
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
     │   └── ToolArgumentsError (ValueError)  a tool call's arguments do not match the tool
     ├── ModelError                          the model provider reported an error or failed
@@ -25,10 +28,10 @@
     │   ├── StaleSessionError               compare-and-set append lost to another writer
     │   ├── CorruptRecordError              a stored record that no longer parses
     │   └── SchemaVersionError              the database's schema is newer than this code
-    ├── LimitExceededError                  a configured limit was reached
-    │   ├── LlmCallsLimitExceededError      RunConfig.max_llm_calls
-    │   └── RecordTooLargeError             an event or state bigger than the store accepts
-    └── InternalError                       a bug in Eventide: please report it
+    ├── ScriptExhaustedError (AssertionError) a test's scripted model ran out of responses
+    └── LimitExceededError                  a configured limit was reached
+        ├── LlmCallsLimitExceededError      RunConfig.max_llm_calls
+        └── RecordTooLargeError             an event or state bigger than the store accepts
 
 Messages say what happened, name the bad value and say what to do; the facts are also
 attributes (``session_id``, ``key``, ...), so code can act on them without parsing text.
@@ -40,14 +43,16 @@ __all__ = [
     "AgentNotFoundError",
     "AgentTreeError",
     "AppLoadError",
+    "AppNotFoundError",
     "BackendError",
     "ConfigurationError",
     "CorruptRecordError",
     "CredentialExchangeError",
+    "EvalSetExistsError",
     "EventNotFoundError",
     "EventideError",
-    "InternalError",
     "InvalidArtifactNameError",
+    "InvalidEvalFileError",
     "InvalidStateValueError",
     "InvocationNotFoundError",
     "LimitExceededError",
@@ -59,10 +64,15 @@ __all__ = [
     "ResumeError",
     "RunnerClosedError",
     "SchemaVersionError",
+    "ScriptExhaustedError",
     "SessionNotFoundError",
     "StaleSessionError",
     "ToolArgumentsError",
     "ToolError",
+    "UnknownEvalCaseError",
+    "UnknownEvalResultError",
+    "UnknownEvalSetError",
+    "UnknownMetricError",
     "UsageError",
 ]
 
@@ -162,6 +172,41 @@ class ConfigurationError(UsageError):
 class AppLoadError(UsageError):
     """An agent app could not be found or loaded: no such folder or module, its code raised
     while importing (the message holds its traceback), or it defines no ``root_agent``."""
+
+
+class AppNotFoundError(UsageError, LookupError):
+    """The server serves no app by that name; ``known`` lists the apps it serves."""
+
+    def __init__(self, app_name: str, known: list[str]) -> None:
+        listed = ", ".join(repr(name) for name in known) if known else "none"
+        super().__init__(f"App {app_name!r} not found. Known apps: {listed}.")
+        self.app_name = app_name
+        self.known = known
+
+
+class UnknownMetricError(UsageError):
+    """An eval metric Eventide does not score (or a bad criterion); the message lists the
+    known metrics."""
+
+
+class UnknownEvalCaseError(UsageError, LookupError):
+    """Asked to run eval cases the eval set does not have; the message names them."""
+
+
+class UnknownEvalSetError(UsageError, LookupError):
+    """No eval set by that id."""
+
+
+class UnknownEvalResultError(UsageError, LookupError):
+    """No eval result by that id."""
+
+
+class EvalSetExistsError(UsageError):
+    """An eval set by that id already exists."""
+
+
+class InvalidEvalFileError(UsageError):
+    """A stored eval file is not valid JSON of its format; the message says which and why."""
 
 
 class ModelBehaviorError(EventideError):
@@ -273,6 +318,11 @@ class SchemaVersionError(BackendError):
         self.supported = supported
 
 
+class ScriptExhaustedError(EventideError, AssertionError):
+    """A test's scripted model (``eventide.testing``) was called more times than it has
+    responses: the agent made more model calls than the test expected."""
+
+
 class LimitExceededError(EventideError):
     """A configured limit was reached."""
 
@@ -301,7 +351,3 @@ class RecordTooLargeError(LimitExceededError):
         self.session_id = session_id
         self.size = size
         self.limit = limit
-
-
-class InternalError(EventideError):
-    """Should never happen: a bug in Eventide. Please report it with the traceback."""

@@ -306,7 +306,7 @@ class Runner:
                     if not event.partial:
                         if not event.invocation_id:
                             # Straight into the field: pydantic's __setattr__ costs microseconds.
-                            event.__dict__["invocation_id"] = ctx.invocation_id
+                            object.__setattr__(event, "invocation_id", ctx.invocation_id)
                         if mark_start:
                             _mark_started(event)
                             mark_start = False

@@ -18,7 +18,7 @@ event the context yields carries it) and in the invocation's pending overlay.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from eventide.errors import InvalidStateValueError
 
@@ -144,13 +144,13 @@ def check_json_value(key: str, value: Any) -> None:
     _check_nested(key, value, "$")
 
 
-def _check_nested(key: str, value: Any, path: str) -> None:
+def _check_nested(key: str, value: object, path: str) -> None:
     if isinstance(value, _SCALARS):
         if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
             raise InvalidStateValueError(key=key, path=path, value_type=f"non-finite float {value}")
         return
     if isinstance(value, dict):
-        for k, v in value.items():
+        for k, v in cast("dict[object, object]", value).items():
             if not isinstance(k, str):
                 raise InvalidStateValueError(
                     key=key,
@@ -160,7 +160,7 @@ def _check_nested(key: str, value: Any, path: str) -> None:
             _check_nested(key, v, f"{path}.{k}")
         return
     if isinstance(value, list | tuple):
-        for i, v in enumerate(value):
+        for i, v in enumerate(cast("list[object] | tuple[object, ...]", value)):
             _check_nested(key, v, f"{path}[{i}]")
         return
     raise InvalidStateValueError(key=key, path=path, value_type=type(value).__name__)

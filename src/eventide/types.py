@@ -10,11 +10,17 @@ value), and :func:`to_content` turns a plain string into a user message.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import ConfigDict, Field, model_validator
 
-from eventide._model import EventideModel, camel_case_keys, foreign_to_dict, snake_case_keys
+from eventide._model import (
+    EventideModel,
+    camel_case_keys,
+    foreign_to_dict,
+    json_fields,
+    snake_case_keys,
+)
 
 __all__ = [
     "Blob",
@@ -280,9 +286,10 @@ class Schema(_Accepting):
     @classmethod
     def _accept_type_enum(cls, data: Any) -> Any:
         # google-genai's ``Type.OBJECT`` is a str enum; keep its value.
-        if isinstance(data, dict) and data.get("type") is not None:
-            kind = data["type"]
-            data = {**data, "type": getattr(kind, "value", kind)}
+        fields = json_fields(data)
+        if fields is not None and fields.get("type") is not None:
+            kind: object = fields["type"]
+            return {**fields, "type": getattr(kind, "value", kind)}
         return data
 
     def to_json_schema(self) -> dict[str, Any]:
@@ -294,12 +301,11 @@ def _json_schema(schema: Any) -> dict[str, Any]:
     """JSON Schema from an OpenAPI-subset schema (a ``Schema``, google-genai's, or a dict,
     which may already be JSON Schema)."""
     if isinstance(schema, Schema):
-        data: Any = schema.model_dump(exclude_none=True)
-    elif isinstance(schema, dict):
-        data = schema
-    else:
-        data = Schema.model_validate(schema).model_dump(exclude_none=True)
-    return _convert_schema(data)
+        return _convert_schema(schema.model_dump(exclude_none=True))
+    fields = json_fields(schema)
+    if fields is None:
+        fields = Schema.model_validate(schema).model_dump(exclude_none=True)
+    return _convert_schema(fields)
 
 
 _SCHEMA_KEYS = {"any_of": "anyOf", "min_items": "minItems", "max_items": "maxItems"}
@@ -312,20 +318,22 @@ def _convert_schema(data: dict[str, Any]) -> dict[str, Any]:
         if key == "type" and isinstance(value, str):
             value = getattr(value, "value", value).lower()
         elif key == "properties" and isinstance(value, dict):
-            value = {name: _convert_schema(_plain(sub)) for name, sub in value.items()}
+            properties = cast("dict[str, object]", value)
+            value = {name: _convert_schema(_plain(sub)) for name, sub in properties.items()}
         elif key == "items" and value is not None:
             value = _convert_schema(_plain(value))
         elif key == "anyOf" and isinstance(value, list):
-            value = [_convert_schema(_plain(sub)) for sub in value]
+            value = [_convert_schema(_plain(sub)) for sub in cast("list[object]", value)]
         out[key] = value
     if out.pop("nullable", None) and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
     return out
 
 
-def _plain(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
+def _plain(value: object) -> dict[str, Any]:
+    fields = json_fields(value)
+    if fields is not None:
+        return fields
     return Schema.model_validate(value).model_dump(exclude_none=True)
 
 
@@ -342,22 +350,30 @@ class FunctionDeclaration(_Accepting):
     def _accept_parameters(cls, data: Any) -> Any:
         # The Gemini API also names the schema ``parameters`` (an OpenAPI subset: a
         # ``Schema``, google-genai's, or a dict), converted here to JSON Schema.
-        if not isinstance(data, dict) and _is_genai(data, "FunctionDeclaration"):
-            data = {
-                "name": data.name,
-                "description": data.description,
-                "parameters": data.parameters,
-                "parameters_json_schema": data.parameters_json_schema,
-                "response_json_schema": data.response_json_schema,
-            }
-        if isinstance(data, dict) and data.get("parameters") is not None:
-            data = dict(data)
-            params = data.pop("parameters")
-            if data.get("parameters_json_schema") is None:
-                data["parameters_json_schema"] = _json_schema(params)
-        elif isinstance(data, dict) and "parameters" in data:
-            data = {k: v for k, v in data.items() if k != "parameters"}
-        return data
+        fields = _declaration_fields(data)
+        if fields is None:
+            return data
+        params = fields.pop("parameters")
+        if params is not None and fields.get("parameters_json_schema") is None:
+            fields["parameters_json_schema"] = _json_schema(params)
+        return fields
+
+
+def _declaration_fields(data: object) -> dict[str, Any] | None:
+    """A function declaration's fields when they include ``parameters`` (a copy), else None."""
+    found = json_fields(data)
+    if found is not None:
+        return dict(found) if "parameters" in found else None
+    if not _is_genai(data, "FunctionDeclaration"):
+        return None
+    declaration: Any = data
+    return {
+        "name": declaration.name,
+        "description": declaration.description,
+        "parameters": declaration.parameters,
+        "parameters_json_schema": declaration.parameters_json_schema,
+        "response_json_schema": declaration.response_json_schema,
+    }
 
 
 class Tool(_Accepting):
@@ -383,13 +399,16 @@ class Tool(_Accepting):
             if not _is_genai(data, "Tool"):
                 return data
             data = foreign_to_dict(data)
+        if not isinstance(data, dict):
+            return data
+        given = cast("dict[str, Any]", data)
         fields = ("code_execution", "google_search", "url_context", "retrieval")
-        if any(data.get(f) is not None and not isinstance(data.get(f), dict) for f in fields):
-            data = {
-                **data,
-                **{f: foreign_to_dict(data[f]) for f in fields if data.get(f) is not None},
+        if any(given.get(f) is not None and not isinstance(given.get(f), dict) for f in fields):
+            given = {
+                **given,
+                **{f: foreign_to_dict(given[f]) for f in fields if given.get(f) is not None},
             }
-        return data
+        return given
 
 
 class ToolConfig(_Accepting):
@@ -423,20 +442,23 @@ class GenerateContentConfig(_Accepting):
     @model_validator(mode="before")
     @classmethod
     def _accept_system_instruction(cls, data: Any) -> Any:
-        data = foreign_to_dict(data) if not isinstance(data, dict | EventideModel) else data
-        if isinstance(data, dict):
-            si = data.get("system_instruction")
-            if si is not None and not isinstance(si, str):
-                content = Content.model_validate(si)
-                data = {**data, "system_instruction": content.text or ""}
-            thinking = data.get("thinking_config")
-            if thinking is not None:
-                # google.genai's spelling: thinking_config=ThinkingConfig(thinking_budget=...).
-                budget = ThinkingConfig.model_validate(thinking).thinking_budget
-                data = {k: v for k, v in data.items() if k != "thinking_config"}
-                if budget is not None and data.get("thinking_budget") is None:
-                    data["thinking_budget"] = budget
-        return data
+        if not isinstance(data, dict | EventideModel):
+            data = foreign_to_dict(data)
+        if not isinstance(data, dict):
+            return data
+        fields = cast("dict[str, Any]", data)
+        si = fields.get("system_instruction")
+        if si is not None and not isinstance(si, str):
+            content = Content.model_validate(si)
+            fields = {**fields, "system_instruction": content.text or ""}
+        thinking = fields.get("thinking_config")
+        if thinking is not None:
+            # google.genai's spelling: thinking_config=ThinkingConfig(thinking_budget=...).
+            budget = ThinkingConfig.model_validate(thinking).thinking_budget
+            fields = {k: v for k, v in fields.items() if k != "thinking_config"}
+            if budget is not None and fields.get("thinking_budget") is None:
+                fields["thinking_budget"] = budget
+        return fields
 
 
 def to_content(message: Any, *, role: str = "user") -> Content:

@@ -295,14 +295,32 @@ async def base_agent_clone(fw: Framework, tmp: Path) -> None:
 
 @scenario
 async def llm_agent_default_model_and_static_instruction(fw: Framework, tmp: Path) -> None:
-    """LlmAgent.DEFAULT_MODEL names a Gemini model; LlmAgent(static_instruction=...) goes
-    into the system instruction verbatim (no {placeholders} filled), before the rest."""
+    """LlmAgent.DEFAULT_MODEL names a Gemini model; LlmAgent(static_instruction=...) is the
+    system instruction, verbatim (no {placeholders} filled); the dynamic instruction then
+    goes into the conversation, before the user's latest message."""
     assert fw.LlmAgent.DEFAULT_MODEL.startswith("gemini-")
-    model = scripted_model(fw, ["ok"])
-    agent = fw.LlmAgent(name="a", model=model, static_instruction="Rules: keep {braces}.")
-    await run_turn(fw, fw.InMemoryRunner(agent=agent, app_name="app"), "x")
-    system = str(requests_of(model)[0].config.system_instruction)
-    assert system.startswith("Rules: keep {braces}.")
+    model = scripted_model(fw, ["first", "second"])
+    agent = fw.LlmAgent(
+        name="a",
+        model=model,
+        static_instruction="Rules: keep {braces}.",
+        instruction="Greet {who?} warmly.",
+    )
+    runner = fw.InMemoryRunner(agent=agent, app_name="app")
+    session = await runner.session_service.create_session(
+        app_name="app", user_id="u", state={"who": "Ada"}
+    )
+    await run_turn(fw, runner, "x", session_id=session.id)
+    await run_turn(fw, runner, "y", session_id=session.id)
+    for request in requests_of(model):
+        system = str(request.config.system_instruction)
+        assert system.startswith("Rules: keep {braces}.") and "Greet" not in system
+    # With a static instruction, the (filled) dynamic instruction travels in the
+    # conversation, right before the user's latest message.
+    contents = requests_of(model)[1].contents
+    assert [c.role for c in contents] == ["user", "model", "user", "user"]
+    assert contents[0].parts[0].text == "x" and contents[-1].parts[0].text == "y"
+    assert "Greet Ada warmly." in contents[-2].parts[0].text
 
 
 @scenario

@@ -288,3 +288,75 @@ def test_crewai_tool_without_crewai_names_the_extra() -> None:
     not installed, says which extra to install."""
     with pytest.raises(ConfigurationError, match=r"eventide\[crewai\]"):
         CrewaiTool(object())
+
+
+async def test_callbacks_services_and_events_accept_genai_objects() -> None:
+    """Issue 14: google.genai.types objects are accepted by Event(content=...), artifact
+    services and ToolContext.save_artifact, session_service.append_event, and as what
+    before_agent / before_model callbacks return."""
+    from eventide import Event, InMemoryArtifactService
+
+    event = Event(author="a", content=genai.Content(role="model", parts=[genai.Part(text="x")]))
+    assert event.text == "x"
+    artifacts = InMemoryArtifactService()
+    where = {"app_name": "app", "user_id": "u", "session_id": "s", "filename": "f.txt"}
+    assert await artifacts.save_artifact(**where, artifact=genai.Part(text="hello")) == 0
+    loaded = await artifacts.load_artifact(**where)
+    assert loaded is not None and loaded.text == "hello"
+
+    def before_agent(callback_context: Any) -> Any:
+        return genai.Content(role="model", parts=[genai.Part(text="from the agent callback")])
+
+    def before_model(callback_context: Any, llm_request: Any) -> Any:
+        return LlmResponse(content=genai.Content(role="model", parts=[genai.Part(text="cb")]))
+
+    async def keep(tool_context: Any) -> dict[str, Any]:
+        """Keep a file."""
+        await tool_context.save_artifact("k.txt", genai.Part(text="kept"))
+        return {}
+
+    for agent, expected in [
+        (
+            LlmAgent(
+                name="a", model=ScriptedModel(responses=["x"]), before_agent_callback=before_agent
+            ),
+            "from the agent callback",
+        ),
+        (
+            LlmAgent(
+                name="a", model=ScriptedModel(responses=["x"]), before_model_callback=before_model
+            ),
+            "cb",
+        ),
+        (
+            LlmAgent(
+                name="a",
+                model=ScriptedModel(responses=[tool_call_response(("keep", {})), "kept it"]),
+                tools=[keep],
+            ),
+            "kept it",
+        ),
+    ]:
+        runner = InMemoryRunner(agent, app_name="app")
+        session = await runner.session_service.create_session(app_name="app", user_id="u")
+        texts = [
+            e.text
+            async for e in runner.run_async(user_id="u", session_id=session.id, new_message="hi")
+        ]
+        assert texts[-1] == expected
+        await runner.session_service.append_event(
+            session,
+            Event(
+                author="user", content=genai.Content(role="user", parts=[genai.Part(text="more")])
+            ),
+        )
+        stored = await runner.session_service.get_session(
+            app_name="app", user_id="u", session_id=session.id
+        )
+        assert stored is not None and stored.events[-1].text == "more"
+        await runner.close()
+    assert runner.artifact_service is not None
+    kept = await runner.artifact_service.load_artifact(
+        app_name="app", user_id="u", session_id=session.id, filename="k.txt"
+    )
+    assert kept is not None and kept.text == "kept"

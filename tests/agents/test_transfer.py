@@ -19,6 +19,7 @@ from eventide import (
     InMemoryRunner,
     InvocationContext,
     LlmAgent,
+    LlmResponse,
     RunConfig,
     Runner,
     StreamingMode,
@@ -36,7 +37,7 @@ from tests.agents.multi_agent_helpers import (
 )
 
 
-def transfer(name: str) -> object:
+def transfer(name: str) -> LlmResponse:
     return tool_call_response(("transfer_to_agent", {"agent_name": name}))
 
 
@@ -501,3 +502,24 @@ async def test_sticky_routing_never_keeps_a_custom_agent() -> None:
         ("clock", None, "text", "It is noon."),
     ]
     assert rows(turn2) == [("triage", None, "text", "Triage again.")]
+
+
+async def test_transfer_set_by_a_tool_to_an_unknown_agent_raises() -> None:
+    """Issue 12 (errors have one home; spec "Events", control-flow signals): a tool that sets
+    ``actions.transfer_to_agent`` to a name no agent of the tree has ends the invocation with
+    AgentNotFoundError naming it, and what was committed before stays committed."""
+    from eventide import ToolContext
+    from eventide.errors import AgentNotFoundError
+
+    def hand_over(tool_context: ToolContext) -> str:
+        """Hand the conversation over."""
+        tool_context.actions.transfer_to_agent = "nowhere"
+        return "handing over"
+
+    model = ScriptedModel(responses=[tool_call_response(("hand_over", {}))])
+    runner = InMemoryRunner(LlmAgent(name="solo", model=model, tools=[hand_over]), app_name="app")
+    sid = await new_session(runner)
+    with pytest.raises(AgentNotFoundError, match="'nowhere'") as info:
+        await run_turn(runner, sid, "hi")
+    assert info.value.agent_name == "nowhere"
+    assert [e.author for e in await stored_events(runner, sid)] == ["user", "solo", "solo"]

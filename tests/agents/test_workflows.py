@@ -618,7 +618,7 @@ async def test_caller_leaving_early_cancels_every_branch() -> None:
     await started[n].wait()
     await events.aclose()
 
-    assert sorted([first.text, second.text]) == ["b0 step 1", "b1 step 1"]
+    assert sorted([first.text or "", second.text or ""]) == ["b0 step 1", "b1 step 1"]
     assert probes[n].outcome == "cancelled"
     assert probes[1 - n].outcome is None and not started[1 - n].is_set()
     assert asyncio.all_tasks() == {asyncio.current_task()}

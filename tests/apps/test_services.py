@@ -60,7 +60,7 @@ async def test_default_is_sqlite_in_the_base_dir_and_survives_a_restart(tmp_path
             app_name="demo", user_id="u", session_id="s1"
         )
         assert loaded is not None
-        assert [e.content.parts[0].text for e in loaded.events if e.content] == ["hi"]
+        assert [e.text for e in loaded.events if e.content] == ["hi"]
         assert loaded.state == {"topic": "weather"}
         keys = await again.artifact_service.list_artifact_keys(
             app_name="demo", user_id="u", session_id="s1"

@@ -78,7 +78,7 @@ async def run(runner: Runner, message: str) -> list[Event]:
 
 async def test_saved_versions_are_recorded_in_artifact_delta_and_committed(
     artifact_service: BaseArtifactService,
-):
+) -> None:
     """Spec (Events, artifact_delta): an event's ``actions.artifact_delta`` maps each file
     name saved while producing it to the version saved; the Runner commits the event (with
     its delta) before the agent resumes, and the versions load from the artifact service."""
@@ -124,7 +124,9 @@ async def test_saved_versions_are_recorded_in_artifact_delta_and_committed(
     assert keys == ["notes.txt", "user:logo.png"]
 
 
-async def test_before_agent_callback_saves_an_artifact(artifact_service: BaseArtifactService):
+async def test_before_agent_callback_saves_an_artifact(
+    artifact_service: BaseArtifactService,
+) -> None:
     """Spec (Events, artifact_delta): an artifact saved in a callback is confirmed by the event
     the callback produces, committed like any other."""
 
@@ -155,7 +157,7 @@ async def test_before_agent_callback_saves_an_artifact(artifact_service: BaseArt
 
 async def test_function_tool_saves_an_artifact_through_its_tool_context(
     artifact_service: BaseArtifactService,
-):
+) -> None:
     """Spec (Runtime, tool call trace): a tool that saves an artifact has its version in the
     function-response event's ``artifact_delta``, committed before the model is called again."""
 

@@ -14,8 +14,9 @@ import pytest
 from eventide import types
 from eventide.artifacts.file_artifact_service import FileArtifactService
 from eventide.errors import BackendError, CorruptRecordError, InvalidArtifactNameError
+from tests.conformance.artifact_service_contract import Where
 
-WHERE = {"app_name": "app", "user_id": "alice", "session_id": "s1"}
+WHERE: Where = {"app_name": "app", "user_id": "alice", "session_id": "s1"}
 
 
 def files_under(root: Path) -> list[Path]:
@@ -35,7 +36,7 @@ def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-async def test_a_version_is_a_plain_file_with_its_metadata_beside_it(tmp_path: Path):
+async def test_a_version_is_a_plain_file_with_its_metadata_beside_it(tmp_path: Path) -> None:
     service = FileArtifactService(tmp_path)
     png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
     await service.save_artifact(
@@ -52,7 +53,7 @@ async def test_a_version_is_a_plain_file_with_its_metadata_beside_it(tmp_path: P
     assert files_under(tmp_path) == [version / "meta.json", version / "payload"]
 
 
-async def test_bad_names_write_nothing_to_disk(tmp_path: Path):
+async def test_bad_names_write_nothing_to_disk(tmp_path: Path) -> None:
     """A rejected name leaves the folder untouched: no staging folder, no file folder."""
     service = FileArtifactService(tmp_path)
     for name in ("../escape", "/etc/passwd", "", "a/../../b", "user:../../x"):
@@ -61,18 +62,18 @@ async def test_bad_names_write_nothing_to_disk(tmp_path: Path):
     assert entries(tmp_path) == []
 
 
-async def test_ids_cannot_escape_the_root(tmp_path: Path):
+async def test_ids_cannot_escape_the_root(tmp_path: Path) -> None:
     """App, user and session ids are encoded too: '..' or '/' in them stays inside root."""
     root = tmp_path / "root"
     service = FileArtifactService(root)
-    where = {"app_name": "..", "user_id": "../../etc", "session_id": "/tmp/x"}
+    where: Where = {"app_name": "..", "user_id": "../../etc", "session_id": "/tmp/x"}
     await service.save_artifact(**where, filename="f.txt", artifact=types.Part(text="x"))
     assert entries(tmp_path) == [root]  # nothing created beside root
     assert all(root in p.parents for p in files_under(tmp_path))
     assert await service.load_artifact(**where, filename="f.txt") == types.Part(text="x")
 
 
-async def test_a_crash_before_commit_leaves_no_version(tmp_path: Path):
+async def test_a_crash_before_commit_leaves_no_version(tmp_path: Path) -> None:
     """A process killed (SIGKILL) between writing a version and committing it leaves only a
     staging folder, which is never listed; the next save takes the next free number."""
     result = run_python(
@@ -107,7 +108,7 @@ async def test_a_crash_before_commit_leaves_no_version(tmp_path: Path):
     )
 
 
-async def test_stray_files_in_a_file_folder_are_not_versions(tmp_path: Path):
+async def test_stray_files_in_a_file_folder_are_not_versions(tmp_path: Path) -> None:
     """Half-written or foreign entries (temp files, a number without metadata) are ignored."""
     service = FileArtifactService(tmp_path)
     await service.save_artifact(**WHERE, filename="a.txt", artifact=types.Part(text="v0"))
@@ -127,7 +128,7 @@ async def test_stray_files_in_a_file_folder_are_not_versions(tmp_path: Path):
     )
 
 
-async def test_damaged_metadata_is_a_clear_error(tmp_path: Path):
+async def test_damaged_metadata_is_a_clear_error(tmp_path: Path) -> None:
     service = FileArtifactService(tmp_path)
     await service.save_artifact(**WHERE, filename="a.txt", artifact=types.Part(text="v0"))
     meta = tmp_path / "app" / "alice" / "sessions" / "s1" / "a.txt" / "0" / "meta.json"
@@ -139,13 +140,13 @@ async def test_damaged_metadata_is_a_clear_error(tmp_path: Path):
         await service.load_artifact(**WHERE, filename="a.txt")
 
 
-async def test_root_that_is_a_file_is_rejected(tmp_path: Path):
+async def test_root_that_is_a_file_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(BackendError, match="not a folder"):
         FileArtifactService(tmp_path / "file")
 
 
-async def test_concurrent_saves_in_one_process_get_distinct_versions(tmp_path: Path):
+async def test_concurrent_saves_in_one_process_get_distinct_versions(tmp_path: Path) -> None:
     service = FileArtifactService(tmp_path)
     versions = await asyncio.gather(
         *(
@@ -182,7 +183,9 @@ WRITER = """
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["file", "fsspec_local"])
-async def test_many_processes_saving_one_file_never_share_a_version(tmp_path: Path, kind: str):
+async def test_many_processes_saving_one_file_never_share_a_version(
+    tmp_path: Path, kind: str
+) -> None:
     """Four OS processes save the same name at once: every save gets its own version number
     (0..59, no gaps) and every version holds exactly what its writer saved."""
     where = str(tmp_path) if kind == "file" else tmp_path.as_uri()
@@ -204,9 +207,9 @@ async def test_many_processes_saving_one_file_never_share_a_version(tmp_path: Pa
         out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
         assert proc.returncode == 0, err.decode()
         for line in out.decode().splitlines():
-            version, label = line.split()
-            assert int(version) not in claimed, f"version {version} claimed twice"
-            claimed[int(version)] = label
+            number, label = line.split()
+            assert int(number) not in claimed, f"version {number} claimed twice"
+            claimed[int(number)] = label
     assert sorted(claimed) == list(range(60))
 
     from eventide.artifacts.fsspec_artifact_service import FsspecArtifactService

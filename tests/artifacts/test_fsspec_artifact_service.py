@@ -12,8 +12,9 @@ import pytest
 from eventide import types
 from eventide.artifacts.fsspec_artifact_service import FsspecArtifactService
 from eventide.errors import ConfigurationError, CorruptRecordError
+from tests.conformance.artifact_service_contract import Where
 
-WHERE = {"app_name": "app", "user_id": "alice", "session_id": "s1"}
+WHERE: Where = {"app_name": "app", "user_id": "alice", "session_id": "s1"}
 
 
 @pytest.fixture
@@ -29,12 +30,12 @@ def write_bytes(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
-async def test_unknown_scheme_is_a_configuration_error():
+async def test_unknown_scheme_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="nosuchscheme"):
         FsspecArtifactService("nosuchscheme://bucket/prefix")
 
 
-async def test_each_version_is_one_object_under_the_url(memory_url: str):
+async def test_each_version_is_one_object_under_the_url(memory_url: str) -> None:
     """One object per version carries data and metadata, so one atomic PUT publishes both."""
     service = FsspecArtifactService(memory_url)
     for i in range(2):
@@ -54,7 +55,7 @@ async def test_each_version_is_one_object_under_the_url(memory_url: str):
     assert b'"mime_type": "image/png"' in blob
 
 
-async def test_torn_write_is_not_read_as_a_version(tmp_path: Path):
+async def test_torn_write_is_not_read_as_a_version(tmp_path: Path) -> None:
     """On a file system without atomic object writes, an object cut short (a crash or a
     write in flight) is skipped: the latest readable version is returned instead."""
     service = FsspecArtifactService(tmp_path.as_uri())
@@ -70,7 +71,7 @@ async def test_torn_write_is_not_read_as_a_version(tmp_path: Path):
     assert await service.load_artifact(**WHERE, filename="a.txt", version=1) is not None
 
 
-async def test_foreign_object_is_a_clear_error(tmp_path: Path):
+async def test_foreign_object_is_a_clear_error(tmp_path: Path) -> None:
     service = FsspecArtifactService(tmp_path.as_uri())
     await service.save_artifact(**WHERE, filename="a.txt", artifact=types.Part(text="v0"))
     obj = tmp_path / "app" / "alice" / "sessions" / "s1" / "a.txt" / "0"
@@ -79,7 +80,7 @@ async def test_foreign_object_is_a_clear_error(tmp_path: Path):
         await service.load_artifact(**WHERE, filename="a.txt")
 
 
-async def test_storage_options_reach_the_backend(tmp_path: Path):
+async def test_storage_options_reach_the_backend(tmp_path: Path) -> None:
     """Extra keyword arguments configure the fsspec backend (here: local auto_mkdir)."""
     service = FsspecArtifactService(tmp_path.as_uri(), auto_mkdir=True)
     assert service._fs.auto_mkdir is True

@@ -31,6 +31,7 @@ def weather_agent(model: ScriptedModel, seen: list[str]) -> LlmAgent:
         if credential is None:
             tool_context.request_credential(WEATHER_KEY)
             return {"pending": "waiting for the user's API key"}
+        assert credential.api_key is not None
         seen.append(credential.api_key)
         return {"city": city, "temp_c": 18}
 
@@ -153,6 +154,7 @@ def calendar_agent(model: ScriptedModel, config: AuthConfig, seen: list[str]) ->
         if credential is None:
             tool_context.request_credential(config)
             return {"pending": "waiting for sign-in"}
+        assert credential.oauth2 is not None and credential.oauth2.access_token is not None
         seen.append(credential.oauth2.access_token)
         return {"events": ["standup"]}
 

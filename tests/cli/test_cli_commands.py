@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
+from eventide import LlmAgent
+
 DEMO_LINE = "Using the offline demo model"
 Invoke = Callable[..., Result]
 
@@ -32,6 +34,7 @@ def test_new_writes_an_app_the_loader_accepts(app_dir: Path) -> None:
     assert list(discover_apps(app_dir.parent)) == ["weather_bot"]
     app = load_app(app_dir)
     assert app.name == "weather_bot"
+    assert isinstance(app.root_agent, LlmAgent)
     assert app.root_agent.model == ""  # the model comes from the environment, or the demo
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from tests.cli.conftest import eventide_command
 pexpect = pytest.importorskip("pexpect")
 
 
-def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> object:
+def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> Any:
     command = eventide_command()
     # A terminal without styling, so the text can be matched as it is printed.
     env = {**env, "TERM": "dumb"}

@@ -105,7 +105,8 @@ def test_migrate_rewrites_every_name_and_the_result_runs_on_eventide(tmp_path: P
     import eventide
 
     assert isinstance(namespace["app"], eventide.App)
-    assert namespace["app"].resumability_config.is_resumable
+    config = namespace["app"].resumability_config
+    assert config is not None and config.is_resumable
     assert isinstance(namespace["root_agent"].sub_agents[0].planner, eventide.BuiltInPlanner)
 
     again = runner.invoke(cli, ["migrate", str(app), "--check"])

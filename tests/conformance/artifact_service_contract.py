@@ -7,6 +7,8 @@ empty store.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pytest
 
 from eventide import types
@@ -16,7 +18,17 @@ from eventide.errors import InvalidArtifactNameError
 APP = "app"
 USER = "alice"
 SESSION = "s1"
-WHERE = {"app_name": APP, "user_id": USER, "session_id": SESSION}
+
+
+class Where(TypedDict):
+    """Which session's artifacts: the keyword arguments every artifact call takes."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+
+
+WHERE: Where = {"app_name": APP, "user_id": USER, "session_id": SESSION}
 
 ALL_BYTES = bytes(range(256)) * 3
 
@@ -26,23 +38,27 @@ def text(value: str) -> types.Part:
 
 
 async def save(
-    service: BaseArtifactService, filename: str, part: types.Part, **where: str | None
+    service: BaseArtifactService, filename: str, part: types.Part, *, session_id: str = SESSION
 ) -> int:
-    return await service.save_artifact(**{**WHERE, **where}, filename=filename, artifact=part)
+    return await service.save_artifact(
+        app_name=APP, user_id=USER, session_id=session_id, filename=filename, artifact=part
+    )
 
 
 class ArtifactServiceContract:
     """What every ``BaseArtifactService`` must do (spec: artifact versions recorded in
     ``artifact_delta`` are the numbers these services return)."""
 
-    async def test_versions_count_up_from_zero(self, artifact_service: BaseArtifactService):
+    async def test_versions_count_up_from_zero(self, artifact_service: BaseArtifactService) -> None:
         """Each save of a name is a new version: 0, 1, 2, ... (spec: artifact_delta maps a
         file name to the version saved)."""
         versions = [await save(artifact_service, "report.txt", text(f"v{i}")) for i in range(3)]
         assert versions == [0, 1, 2]
         assert await artifact_service.list_versions(**WHERE, filename="report.txt") == [0, 1, 2]
 
-    async def test_load_latest_specific_and_missing(self, artifact_service: BaseArtifactService):
+    async def test_load_latest_specific_and_missing(
+        self, artifact_service: BaseArtifactService
+    ) -> None:
         for i in range(3):
             await save(artifact_service, "report.txt", text(f"v{i}"))
         load = artifact_service.load_artifact
@@ -57,12 +73,14 @@ class ArtifactServiceContract:
         assert await load(**WHERE, filename="missing.txt") is None
         assert await load(**WHERE, filename="missing.txt", version=0) is None
 
-    async def test_versions_of_missing_file_are_empty(self, artifact_service: BaseArtifactService):
+    async def test_versions_of_missing_file_are_empty(
+        self, artifact_service: BaseArtifactService
+    ) -> None:
         assert await artifact_service.list_versions(**WHERE, filename="nothing") == []
 
     async def test_keys_are_the_sessions_own_and_the_users_sorted(
         self, artifact_service: BaseArtifactService
-    ):
+    ) -> None:
         await save(artifact_service, "b.txt", text("b"))
         await save(artifact_service, "a.txt", text("a"))
         await save(artifact_service, "a.txt", text("a again"))
@@ -77,7 +95,7 @@ class ArtifactServiceContract:
 
     async def test_session_files_are_private_to_their_session(
         self, artifact_service: BaseArtifactService
-    ):
+    ) -> None:
         await save(artifact_service, "notes.txt", text("mine"))
         assert (
             await artifact_service.load_artifact(
@@ -89,7 +107,7 @@ class ArtifactServiceContract:
 
     async def test_user_files_are_shared_across_the_users_sessions(
         self, artifact_service: BaseArtifactService
-    ):
+    ) -> None:
         """``user:`` names belong to the user, across all their sessions of the app."""
         assert await save(artifact_service, "user:avatar.png", text("one")) == 0
         assert await save(artifact_service, "user:avatar.png", text("two"), session_id="s2") == 1
@@ -105,15 +123,17 @@ class ArtifactServiceContract:
 
     async def test_user_files_are_not_shared_across_users_or_apps(
         self, artifact_service: BaseArtifactService
-    ):
+    ) -> None:
         await save(artifact_service, "user:avatar.png", text("alice's"))
         for app_name, user_id in ((APP, "bob"), ("other_app", USER)):
-            where = {"app_name": app_name, "user_id": user_id, "session_id": SESSION}
+            where: Where = {"app_name": app_name, "user_id": user_id, "session_id": SESSION}
             assert await artifact_service.load_artifact(**where, filename="user:avatar.png") is None
             assert await artifact_service.list_artifact_keys(**where) == []
             assert await artifact_service.list_versions(**where, filename="user:avatar.png") == []
 
-    async def test_delete_removes_every_version(self, artifact_service: BaseArtifactService):
+    async def test_delete_removes_every_version(
+        self, artifact_service: BaseArtifactService
+    ) -> None:
         await save(artifact_service, "draft.txt", text("0"))
         await save(artifact_service, "draft.txt", text("1"))
         await save(artifact_service, "keep.txt", text("k"))
@@ -126,7 +146,7 @@ class ArtifactServiceContract:
 
     async def test_delete_of_user_file_and_of_missing_file(
         self, artifact_service: BaseArtifactService
-    ):
+    ) -> None:
         await save(artifact_service, "user:prefs", text("p"))
         await artifact_service.delete_artifact(
             app_name=APP, user_id=USER, session_id="s9", filename="user:prefs"
@@ -163,7 +183,7 @@ class ArtifactServiceContract:
     )
     async def test_parts_round_trip_exactly(
         self, artifact_service: BaseArtifactService, part: types.Part
-    ):
+    ) -> None:
         """What is saved is what loads: bytes, MIME type, text, every field."""
         await save(artifact_service, "blob", part)
         loaded = await artifact_service.load_artifact(**WHERE, filename="blob")
@@ -172,7 +192,7 @@ class ArtifactServiceContract:
 
     async def test_names_with_folders_and_odd_characters(
         self, artifact_service: BaseArtifactService
-    ):
+    ) -> None:
         names = ["docs", "docs/report.txt", "docs/sub/deep.md", ".hidden", "50% off?.txt", "a b#c"]
         for name in names:
             await save(artifact_service, name, text(name))
@@ -200,7 +220,7 @@ class ArtifactServiceContract:
     )
     async def test_bad_names_are_rejected_and_nothing_is_written(
         self, artifact_service: BaseArtifactService, filename: str
-    ):
+    ) -> None:
         """Names that are empty, absolute or escape their folder raise InvalidArtifactNameError
         before anything is stored."""
         with pytest.raises(InvalidArtifactNameError) as raised:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from eventide import types
-from eventide.events import Event
+from eventide.events import Event, EventActions
 from eventide.memory.base_memory_service import BaseMemoryService, MemoryEntry
 from eventide.sessions.session import Session
 
@@ -47,9 +47,12 @@ def session(
 
 async def texts_for(
     service: BaseMemoryService, query: str, *, app_name: str = APP, user_id: str = USER
-) -> list[str | None]:
+) -> list[str]:
+    """The text of each memory found (every remembered event has text)."""
     response = await service.search_memory(app_name=app_name, user_id=user_id, query=query)
-    return [m.content.text for m in response.memories]
+    texts = [m.content.text for m in response.memories]
+    assert all(text is not None for text in texts)
+    return [text for text in texts if text is not None]
 
 
 FILLER = ("the weather was mild", "breakfast is served at seven", "we talked about music")
@@ -58,7 +61,7 @@ FILLER = ("the weather was mild", "breakfast is served at seven", "we talked abo
 class MemoryServiceContract:
     """What every ``BaseMemoryService`` must do."""
 
-    async def test_search_finds_remembered_events(self, memory_service: BaseMemoryService):
+    async def test_search_finds_remembered_events(self, memory_service: BaseMemoryService) -> None:
         """An indexed event comes back whole: content, author, session and time."""
         await memory_service.add_session_to_memory(
             session("s1", "I booked a flight to Lisbon", "Your hotel in Porto is confirmed")
@@ -79,14 +82,16 @@ class MemoryServiceContract:
 
     async def test_search_is_case_insensitive_and_unicode_aware(
         self, memory_service: BaseMemoryService
-    ):
+    ) -> None:
         await memory_service.add_session_to_memory(
             session("s1", "Dinner at the café in München", *FILLER)
         )
         assert await texts_for(memory_service, "MÜNCHEN") == ["Dinner at the café in München"]
         assert await texts_for(memory_service, "dinner") == ["Dinner at the café in München"]
 
-    async def test_search_is_scoped_to_the_app_and_user(self, memory_service: BaseMemoryService):
+    async def test_search_is_scoped_to_the_app_and_user(
+        self, memory_service: BaseMemoryService
+    ) -> None:
         await memory_service.add_session_to_memory(session("s1", "alice likes Lisbon"))
         await memory_service.add_session_to_memory(session("s1", "bob likes Lisbon", user_id="bob"))
         await memory_service.add_session_to_memory(
@@ -97,7 +102,7 @@ class MemoryServiceContract:
         assert await texts_for(memory_service, "lisbon", app_name="other") == ["other app Lisbon"]
         assert await texts_for(memory_service, "lisbon", user_id="carol") == []
 
-    async def test_search_spans_the_users_sessions(self, memory_service: BaseMemoryService):
+    async def test_search_spans_the_users_sessions(self, memory_service: BaseMemoryService) -> None:
         await memory_service.add_session_to_memory(session("s1", "trip to Lisbon in May"))
         await memory_service.add_session_to_memory(session("s2", "Lisbon again in June", start=10))
         response = await memory_service.search_memory(app_name=APP, user_id=USER, query="lisbon")
@@ -108,7 +113,7 @@ class MemoryServiceContract:
 
     async def test_adding_a_session_again_reindexes_it_without_duplicates(
         self, memory_service: BaseMemoryService
-    ):
+    ) -> None:
         first = session("s1", "flight to Lisbon", "hotel in Porto")
         await memory_service.add_session_to_memory(first)
         await memory_service.add_session_to_memory(first)
@@ -129,13 +134,13 @@ class MemoryServiceContract:
         assert await texts_for(memory_service, "lisbon") == []
         assert await texts_for(memory_service, "porto") == ["hotel in Porto"]
 
-    async def test_delete_memories_of_one_session(self, memory_service: BaseMemoryService):
+    async def test_delete_memories_of_one_session(self, memory_service: BaseMemoryService) -> None:
         await memory_service.add_session_to_memory(session("s1", "Lisbon one"))
         await memory_service.add_session_to_memory(session("s2", "Lisbon two"))
         await memory_service.delete_memories(app_name=APP, user_id=USER, session_id="s1")
         assert await texts_for(memory_service, "lisbon") == ["Lisbon two"]
 
-    async def test_delete_memories_of_a_user(self, memory_service: BaseMemoryService):
+    async def test_delete_memories_of_a_user(self, memory_service: BaseMemoryService) -> None:
         await memory_service.add_session_to_memory(session("s1", "Lisbon one"))
         await memory_service.add_session_to_memory(session("s2", "Lisbon two"))
         await memory_service.add_session_to_memory(session("s1", "Lisbon bob", user_id="bob"))
@@ -151,7 +156,7 @@ class MemoryServiceContract:
 
     async def test_a_memory_matching_more_query_words_ranks_first(
         self, memory_service: BaseMemoryService
-    ):
+    ) -> None:
         await memory_service.add_session_to_memory(
             session(
                 "s1",
@@ -169,7 +174,7 @@ class MemoryServiceContract:
 
     async def test_events_without_text_and_partial_events_are_not_remembered(
         self, memory_service: BaseMemoryService
-    ):
+    ) -> None:
         s = session("s1", "plain Lisbon text")
         s.events += [
             Event(
@@ -184,19 +189,21 @@ class MemoryServiceContract:
                 partial=True,
                 content=types.Content(role="model", parts=[types.Part(text="Lisbon partial")]),
             ),
-            Event(author="planner", actions={"state_delta": {"city": "Lisbon"}}),
+            Event(author="planner", actions=EventActions(state_delta={"city": "Lisbon"})),
         ]
         await memory_service.add_session_to_memory(s)
         assert await texts_for(memory_service, "lisbon") == ["plain Lisbon text"]
 
-    async def test_an_empty_session_remembers_nothing(self, memory_service: BaseMemoryService):
+    async def test_an_empty_session_remembers_nothing(
+        self, memory_service: BaseMemoryService
+    ) -> None:
         await memory_service.add_session_to_memory(session("s1"))
         assert await texts_for(memory_service, "anything") == []
 
     @pytest.mark.parametrize("query", ["", "   ", "!!!", "*", '"', "-", "()", "&|!", ":*"])
     async def test_a_query_without_words_finds_nothing(
         self, memory_service: BaseMemoryService, query: str
-    ):
+    ) -> None:
         await memory_service.add_session_to_memory(session("s1", "Lisbon", *FILLER))
         assert await texts_for(memory_service, query) == []
 
@@ -226,7 +233,7 @@ class MemoryServiceContract:
     )
     async def test_search_syntax_in_a_query_is_plain_text(
         self, memory_service: BaseMemoryService, query: str
-    ):
+    ) -> None:
         """Quotes, operators (AND, OR, NOT, NEAR), prefixes (*), exclusions (-), column
         filters and SQL never raise: the query's words are matched, nothing else."""
         await memory_service.add_session_to_memory(session("s1", "Lisbon itinerary", *FILLER))

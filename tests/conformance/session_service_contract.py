@@ -53,7 +53,7 @@ def _app() -> str:
     return f"app_{uuid.uuid4().hex[:10]}"
 
 
-def _event(author: str = "agent", **delta: Any) -> Event:
+def _event(author: str = "agent", /, **delta: Any) -> Event:
     return Event(
         author=author,
         invocation_id="inv-1",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from eventide import Event, EventActions, types
 
 # The example events of the spec ("Ejemplos Comunes de Eventos"), as JSON.
-SPEC_EXAMPLES = {
+SPEC_EXAMPLES: dict[str, dict[str, Any]] = {
     "user_input": {
         "author": "user",
         "invocation_id": "e-xyz...",
@@ -136,7 +137,7 @@ def test_spec_examples_finality(name: str) -> None:
     assert Event.model_validate(SPEC_EXAMPLES[name]).is_final_response() is SPEC_FINALITY[name]
 
 
-def _event(*parts: types.Part, **fields: object) -> Event:
+def _event(*parts: types.Part, **fields: Any) -> Event:
     return Event(author="agent", content=types.Content(role="model", parts=list(parts)), **fields)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -13,7 +14,7 @@ from eventide.evaluation.store import InvalidEvalFileError, load_eval_set_file
 
 # What `adk web` writes when a session becomes an eval case (recorded from google-adk 2.13
 # by running it; shortened): snake_case, intermediate data as invocation events.
-ADK_RECORDED = {
+ADK_RECORDED: dict[str, Any] = {
     "eval_set_id": "recorded",
     "name": "recorded",
     "eval_cases": [

@@ -141,7 +141,7 @@ async def test_scripted_conversation_event_sequence() -> None:
         "notice_draft": NOTICE_2,
     }
     # The log holds each user message followed by that turn's events, nothing else.
-    expected_log = []
+    expected_log: list[Row] = []
     for turn in range(1, 5):
         expected_log.append(("user", None, "text", USER_MESSAGES[turn - 1]))
         expected_log += [row for t, row in EXPECTED if t == turn]

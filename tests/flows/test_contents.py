@@ -49,7 +49,9 @@ def shape(contents: list[types.Content]) -> list[tuple[str | None, str]]:
 
 def test_calls_are_followed_by_their_latest_response() -> None:
     """Issue 3: each function call is paired with its response; a long-running call answered
-    again later uses the latest answer, placed right after the call."""
+    again later uses the latest answer, placed right after the call. Issue 14 (google-adk's
+    rule): while that answer is the latest event, the conversation ends at the call and its
+    answer; once the model replied, the turns in between are back."""
     events = [
         text("user", "go"),
         call("a", "c1"),
@@ -62,8 +64,15 @@ def test_calls_are_followed_by_their_latest_response() -> None:
         ("user", "go"),
         ("model", "call c1"),
         ("user", "response c1={'r': 'done'}"),
+    ]
+    events.append(text("a", "It is done."))
+    assert shape(build_contents(events, agent_name="a", branch=None)) == [
+        ("user", "go"),
+        ("model", "call c1"),
+        ("user", "response c1={'r': 'done'}"),
         ("model", "waiting"),
         ("user", "any news?"),
+        ("model", "It is done."),
     ]
 
 

@@ -67,7 +67,9 @@ def runner_with(memory: SqlMemoryService | None, *, plugin: bool) -> Runner:
 
 
 @pytest.mark.parametrize("plugin", [True, False], ids=["plugin", "runner_setting"])
-async def test_each_finished_invocation_is_added_to_memory(memory: SqlMemoryService, plugin: bool):
+async def test_each_finished_invocation_is_added_to_memory(
+    memory: SqlMemoryService, plugin: bool
+) -> None:
     """Spec (Runtime, runner loop: memory updated as events are processed), as an opt-in:
     after every invocation the whole session so far is searchable, each event once."""
     runner = runner_with(memory, plugin=plugin)
@@ -89,7 +91,7 @@ async def test_each_finished_invocation_is_added_to_memory(memory: SqlMemoryServ
 
 async def test_memory_is_searchable_from_a_later_session_through_the_context(
     memory: SqlMemoryService,
-):
+) -> None:
     """What one session remembered, an agent in another session finds via search_memory."""
     runner = runner_with(memory, plugin=True)
     await say(runner, "s1", "the wifi password is swordfish")
@@ -117,7 +119,7 @@ async def test_memory_is_searchable_from_a_later_session_through_the_context(
     ]
 
 
-async def test_plugin_without_a_memory_service_fails_before_the_agent_runs():
+async def test_plugin_without_a_memory_service_fails_before_the_agent_runs() -> None:
     runner = runner_with(None, plugin=True)
     agent = runner.agent
     assert isinstance(agent, EchoAgent)

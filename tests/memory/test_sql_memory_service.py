@@ -35,7 +35,7 @@ async def sql_memory(sql_url: str) -> AsyncIterator[SqlMemoryService]:
     await service.close()
 
 
-async def test_a_rarer_word_outranks_a_common_one(sql_memory: SqlMemoryService):
+async def test_a_rarer_word_outranks_a_common_one(sql_memory: SqlMemoryService) -> None:
     """Full-text ranking weighs words by rarity (BM25 in SQLite, IDF-weighted ts_rank in
     PostgreSQL): with one matched word each, the memory holding the rare word comes first,
     even though it is the oldest (a recency tie-break would put it last)."""
@@ -46,12 +46,12 @@ async def test_a_rarer_word_outranks_a_common_one(sql_memory: SqlMemoryService):
     assert sorted(found[1:]) == sorted(common)
 
 
-async def test_stemming_matches_other_forms_of_a_word(sql_memory: SqlMemoryService):
+async def test_stemming_matches_other_forms_of_a_word(sql_memory: SqlMemoryService) -> None:
     await sql_memory.add_session_to_memory(session("s1", "She was running the booking desk"))
     assert await texts_for(sql_memory, "runs bookings") == ["She was running the booking desk"]
 
 
-async def test_results_are_capped_at_max_results(sql_url: str):
+async def test_results_are_capped_at_max_results(sql_url: str) -> None:
     service = SqlMemoryService(sql_url, max_results=3)
     try:
         await service.add_session_to_memory(
@@ -63,7 +63,7 @@ async def test_results_are_capped_at_max_results(sql_url: str):
         await service.close()
 
 
-async def test_concurrent_reindexing_of_one_session_leaves_no_duplicates(sql_url: str):
+async def test_concurrent_reindexing_of_one_session_leaves_no_duplicates(sql_url: str) -> None:
     """Several services (separate connection pools, as in separate processes) re-add the same
     session at once: each event is remembered exactly once."""
     services = [SqlMemoryService(sql_url) for _ in range(3)]
@@ -78,13 +78,13 @@ async def test_concurrent_reindexing_of_one_session_leaves_no_duplicates(sql_url
             await svc.close()
 
 
-async def test_a_database_path_that_is_a_folder_is_a_clear_error(tmp_path: Path):
+async def test_a_database_path_that_is_a_folder_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="is a folder") as raised:
         SqlMemoryService(f"sqlite+aiosqlite:///{tmp_path}")
     assert str(tmp_path) in str(raised.value)
 
 
-async def test_a_file_that_is_not_a_database_is_a_backend_error(tmp_path: Path):
+async def test_a_file_that_is_not_a_database_is_a_backend_error(tmp_path: Path) -> None:
     bogus = tmp_path / "memory.db"
     bogus.write_bytes(b"this is not a SQLite database, just some text " * 100)
     service = SqlMemoryService(f"sqlite+aiosqlite:///{bogus}")
@@ -95,7 +95,7 @@ async def test_a_file_that_is_not_a_database_is_a_backend_error(tmp_path: Path):
         await service.close()
 
 
-async def test_missing_parent_folders_are_created(tmp_path: Path):
+async def test_missing_parent_folders_are_created(tmp_path: Path) -> None:
     service = SqlMemoryService(f"sqlite+aiosqlite:///{tmp_path / 'a' / 'b' / 'memory.db'}")
     try:
         await service.add_session_to_memory(session("s1", "Lisbon"))
@@ -104,7 +104,7 @@ async def test_missing_parent_folders_are_created(tmp_path: Path):
         await service.close()
 
 
-async def test_unreachable_postgres_is_a_backend_error_naming_the_server():
+async def test_unreachable_postgres_is_a_backend_error_naming_the_server() -> None:
     # Port 9 (discard) on 127.0.0.1 has no PostgreSQL: the connection is refused at once.
     service = SqlMemoryService("postgresql+asyncpg://postgres:secret@127.0.0.1:9/nowhere")
     try:
@@ -118,7 +118,7 @@ async def test_unreachable_postgres_is_a_backend_error_naming_the_server():
 @pytest.mark.parametrize(
     "url", ["mysql+aiomysql://u@h/db", "sqlite+aiosqlite:///m.db?x=1#max_results"]
 )
-async def test_unsupported_database_or_bad_settings_are_configuration_errors(url: str):
+async def test_unsupported_database_or_bad_settings_are_configuration_errors(url: str) -> None:
     if url.startswith("mysql"):
         with pytest.raises(ConfigurationError, match="mysql"):
             SqlMemoryService(url)
@@ -127,7 +127,7 @@ async def test_unsupported_database_or_bad_settings_are_configuration_errors(url
             SqlMemoryService(url, max_results=0)
 
 
-def test_only_words_of_a_query_reach_the_search_engine():
+def test_only_words_of_a_query_reach_the_search_engine() -> None:
     assert query_words('Lisbon AND "Porto" -tram* NEAR(x) lisbon') == [
         "lisbon",
         "and",
@@ -140,7 +140,7 @@ def test_only_words_of_a_query_reach_the_search_engine():
     assert len(query_words(" ".join(f"w{i}" for i in range(100)))) == 32
 
 
-async def test_importing_the_packages_loads_no_optional_dependency():
+async def test_importing_the_packages_loads_no_optional_dependency() -> None:
     """``eventide``, ``eventide.memory`` and ``eventide.artifacts`` stay light: SQLAlchemy,
     the drivers and fsspec load only when a SQL or fsspec service module is imported."""
     code = (
@@ -158,7 +158,9 @@ async def test_importing_the_packages_loads_no_optional_dependency():
 
 
 @pytest.mark.postgres
-async def test_postgres_connections_dropped_by_the_server_are_replaced(postgres_memory_url: str):
+async def test_postgres_connections_dropped_by_the_server_are_replaced(
+    postgres_memory_url: str,
+) -> None:
     """The server ends every connection (as in a restart or failover): nothing indexed is
     lost and the next calls work without an error."""
     service = SqlMemoryService(postgres_memory_url)

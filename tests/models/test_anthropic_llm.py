@@ -44,7 +44,7 @@ def message(content: list[dict[str, Any]], stop: str = "end_turn") -> dict[str, 
     }
 
 
-PARALLEL = [
+PARALLEL: list[dict[str, Any]] = [
     {"type": "thinking", "thinking": "Two cities.", "signature": "sig-1"},
     {"type": "text", "text": "Looking up."},
     {"type": "tool_use", "id": "toolu_p", "name": "get_weather", "input": {"city": "Paris"}},

@@ -57,14 +57,14 @@ def answer(
 
 
 # Gemini sends function calls without ids here, as it may.
-PARALLEL = [
+PARALLEL: list[dict[str, Any]] = [
     {"text": "Need both.", "thought": True, "thoughtSignature": "c2ln"},
     {"text": "Looking up."},
     {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}},
     {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}},
 ]
 
-PARALLEL_CHUNKS = [
+PARALLEL_CHUNKS: list[dict[str, Any]] = [
     answer([{"text": "Need ", "thought": True}], finish=None, usage=None),
     answer(
         [{"text": "both.", "thought": True, "thoughtSignature": "c2ln"}], finish=None, usage=None
@@ -293,7 +293,7 @@ async def test_vertex_ai_path_and_credentials(server: FakeProviderServer) -> Non
         vertexai=True,
         project="proj",
         location="europe-west4",
-        credentials=Credentials(token="vertex-token", expiry=expiry),
+        credentials=Credentials(token="vertex-token", expiry=expiry),  # type: ignore[no-untyped-call]
         base_url=server.url,
     )
     [response] = await collect(model.generate_content_async(simple_request()))

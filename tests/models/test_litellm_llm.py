@@ -89,7 +89,7 @@ async def test_parallel_calls_and_stream_equal_non_streaming(server: FakeProvide
     model = llm(server)
     [non_streamed] = await collect(model.generate_content_async(simple_request()))
     streamed = await collect(model.generate_content_async(simple_request(), stream=True))
-    calls = [p.function_call for p in non_streamed.content.parts if p.function_call]  # type: ignore[union-attr]
+    calls = [p.function_call for p in non_streamed.content.parts if p.function_call]
     assert [(c.id, c.args) for c in calls] == [
         ("call_p", {"city": "Paris"}),
         ("call_o", {"city": "Oslo"}),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from eventide.plugins.tracing_plugin import TracingPlugin
 from eventide.testing import ScriptedModel, text_response, tool_call_response
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
     InMemorySpanExporter,
@@ -52,6 +54,12 @@ async def run(agent: LlmAgent, plugin: TracingPlugin, message: str, **config: An
     ]
 
 
+def attrs(span: ReadableSpan) -> Mapping[str, Any]:
+    """A finished span's attributes (every span the plugin ends has some)."""
+    assert span.attributes is not None, span.name
+    return span.attributes
+
+
 def tree(exporter: InMemorySpanExporter) -> dict[str, Any]:
     """Span name -> span, checking every span's parent is a span of the same trace."""
     spans = exporter.get_finished_spans()
@@ -66,7 +74,7 @@ def parent_name(spans: dict[str, Any], name: str) -> str | None:
     parent = spans[name].parent
     if parent is None:
         return None
-    return next(s.name for s in spans.values() if s.context.span_id == parent.span_id)
+    return next(str(s.name) for s in spans.values() if s.context.span_id == parent.span_id)
 
 
 async def test_invocation_agent_model_and_tool_spans_nest_with_genai_attributes(
@@ -103,17 +111,17 @@ async def test_invocation_agent_model_and_tool_spans_nest_with_genai_attributes(
     assert parent_name(named, "execute_tool get_weather") == "invoke_agent forecaster"
     chats = [s for s in spans if s.name == "chat scripted"]
     agent_span = named["invoke_agent forecaster"]
-    assert all(c.parent.span_id == agent_span.context.span_id for c in chats)
+    assert all(
+        c.parent is not None and c.parent.span_id == agent_span.context.span_id for c in chats
+    )
     assert len({s.context.trace_id for s in spans}) == 1
 
-    assert named["invocation traced"].attributes["gen_ai.conversation.id"] == "s"
-    assert (
-        named["invocation traced"].attributes["eventide.invocation_id"] == events[0].invocation_id
-    )
-    assert agent_span.attributes["gen_ai.operation.name"] == "invoke_agent"
-    assert agent_span.attributes["gen_ai.agent.name"] == "forecaster"
-    first, second = sorted(chats, key=lambda s: s.start_time)
-    assert {k: first.attributes[k] for k in first.attributes if k.startswith("gen_ai.")} == {
+    assert attrs(named["invocation traced"])["gen_ai.conversation.id"] == "s"
+    assert attrs(named["invocation traced"])["eventide.invocation_id"] == events[0].invocation_id
+    assert attrs(agent_span)["gen_ai.operation.name"] == "invoke_agent"
+    assert attrs(agent_span)["gen_ai.agent.name"] == "forecaster"
+    first, second = sorted(chats, key=lambda s: s.start_time or 0)
+    assert {k: attrs(first)[k] for k in attrs(first) if k.startswith("gen_ai.")} == {
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": "scripted",
         "gen_ai.agent.name": "forecaster",
@@ -121,8 +129,8 @@ async def test_invocation_agent_model_and_tool_spans_nest_with_genai_attributes(
         "gen_ai.usage.output_tokens": 3,
         "gen_ai.response.model": "scripted-v1",
     }
-    assert second.attributes["gen_ai.usage.input_tokens"] == 20
-    tool = named["execute_tool get_weather"].attributes
+    assert attrs(second)["gen_ai.usage.input_tokens"] == 20
+    tool = attrs(named["execute_tool get_weather"])
     assert tool["gen_ai.operation.name"] == "execute_tool"
     assert tool["gen_ai.tool.name"] == "get_weather"
     assert tool["gen_ai.tool.call.id"] == call_id
@@ -164,7 +172,7 @@ async def test_streamed_call_is_one_span_ended_by_the_complete_response(
     assert sum(1 for e in events if e.partial) > 1
     chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
     assert len(chats) == 1
-    assert chats[0].attributes["gen_ai.usage.output_tokens"] == 6
+    assert attrs(chats[0])["gen_ai.usage.output_tokens"] == 6
 
 
 async def test_model_error_response_marks_the_span_as_an_error(
@@ -176,7 +184,7 @@ async def test_model_error_response_marks_the_span_as_an_error(
     chat = next(s for s in exporter.get_finished_spans() if s.name.startswith("chat"))
     assert chat.status.status_code is StatusCode.ERROR
     assert chat.status.description == "slow down"
-    assert chat.attributes["eventide.error_code"] == "RATE_LIMIT"
+    assert attrs(chat)["eventide.error_code"] == "RATE_LIMIT"
 
 
 async def test_invocation_that_raises_has_its_spans_ended_as_abandoned_later(
@@ -202,9 +210,9 @@ async def test_invocation_that_raises_has_its_spans_ended_as_abandoned_later(
         tracing_module._MAX_OPEN_INVOCATIONS = original
     spans = exporter.get_finished_spans()
     named = {s.name: s for s in spans}
-    broken_chat = next(s for s in spans if s.attributes.get("gen_ai.agent.name") == "broken")
+    broken_chat = next(s for s in spans if attrs(s).get("gen_ai.agent.name") == "broken")
     assert broken_chat.status.status_code is StatusCode.ERROR
-    assert broken_chat.attributes["error.type"] == "RuntimeError"
+    assert attrs(broken_chat)["error.type"] == "RuntimeError"
     assert named["invoke_agent broken"].status.status_code is StatusCode.ERROR
     invocations = [s.status.status_code for s in spans if s.name == "invocation traced"]
     assert invocations == [StatusCode.ERROR, StatusCode.UNSET]  # abandoned, then fine
@@ -252,6 +260,6 @@ async def test_parallel_branches_nest_under_the_workflow_agent(
         "invoke_agent right": "invoke_agent fan",
     }
     chats = sorted(
-        (s.attributes["gen_ai.agent.name"], parent(s)) for s in spans if s.name.startswith("chat")
+        (attrs(s)["gen_ai.agent.name"], parent(s)) for s in spans if s.name.startswith("chat")
     )
     assert chats == [("left", "invoke_agent left"), ("right", "invoke_agent right")]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 
@@ -247,7 +249,7 @@ def test_oversize_bodies_are_refused_before_anything_is_stored() -> None:
         assert big.status_code == 413
         assert "1000 bytes" in big.json()["detail"]
 
-        def chunks() -> object:
+        def chunks() -> Iterator[bytes]:
             yield b'{"filename": "big.txt", "artifact": {"text": "'
             for _ in range(10):
                 yield b"y" * 200
@@ -271,7 +273,7 @@ def test_every_route_needs_the_bearer_token_when_auth_is_on() -> None:
         auth = {"Authorization": "Bearer tok"}
         sid = client.post("/apps/echo/users/u/sessions", headers=auth).json()["id"]
         session = f"/apps/echo/users/u/sessions/{sid}"
-        for method, path, body in [
+        requests: list[tuple[str, str, dict[str, Any] | None]] = [
             ("GET", "/version", None),
             ("GET", "/apps/echo/app-info", None),
             ("PATCH", session, {"stateDelta": {"x": 1}}),
@@ -280,7 +282,8 @@ def test_every_route_needs_the_bearer_token_when_auth_is_on() -> None:
             ("DELETE", f"{session}/artifacts/a.txt", None),
             ("PATCH", "/apps/echo/users/u/memory", {"sessionId": sid}),
             ("POST", "/apps/echo/users/u/sessions", {"events": []}),
-        ]:
+        ]
+        for method, path, body in requests:
             answer = client.request(method, path, json=body)
             assert answer.status_code == 401, (method, path)
             assert "Authorization: Bearer" in answer.json()["detail"]

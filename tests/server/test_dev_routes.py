@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from eventide import LlmAgent, ToolContext, types
+from eventide import BaseAgent, LlmAgent, ToolContext, types
 from eventide.agents.loop_agent import LoopAgent
 from eventide.agents.parallel_agent import ParallelAgent
 from eventide.agents.sequential_agent import SequentialAgent
@@ -135,7 +135,7 @@ def test_no_traces_when_turned_off() -> None:
 def _workflow_root() -> LlmAgent:
     model = ScriptedModel(responses=[])
     step = [LlmAgent(name=f"step{i}", model=model, instruction="x") for i in (1, 2)]
-    fan = [LlmAgent(name=f"fan{i}", model=model, instruction="x") for i in (1, 2)]
+    fan: list[BaseAgent] = [LlmAgent(name=f"fan{i}", model=model, instruction="x") for i in (1, 2)]
     retry = LlmAgent(name="retry", model=model, instruction="x")
     checker = LlmAgent(name="checker", model=model, instruction="x")
     pipeline = SequentialAgent(

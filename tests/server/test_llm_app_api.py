@@ -47,7 +47,7 @@ def _kind(event: dict[str, Any]) -> str:
         return "call"
     if "functionResponse" in parts[0]:
         return "response"
-    return ("partial:" if event.get("partial") else "text:") + parts[0]["text"]
+    return ("partial:" if event.get("partial") else "text:") + str(parts[0]["text"])
 
 
 def test_streamed_tool_turn_and_the_model_request_of_each_event(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from eventide import LlmAgent, Runner, types
+from eventide._json import JsonValue
 from eventide.errors import AppLoadError
 from eventide.server import create_app
 from eventide.server.model_request_recorder import ModelRequestRecorder
@@ -30,13 +31,13 @@ from eventide.types import camel_case_keys
         ({"plan": "gold"}, ({"plan": "gold"}, None)),
     ],
 )
-def test_create_session_body_shapes(body: object, expected: tuple[object, object]) -> None:
+def test_create_session_body_shapes(body: JsonValue, expected: tuple[object, object]) -> None:
     parsed = parse_create_session_body(body)
     assert (parsed.state, parsed.session_id, parsed.events) == (*expected, [])
 
 
 @pytest.mark.parametrize("body", [[1], "state", {"session_id": 5}])
-def test_create_session_body_rejects_non_objects(body: object) -> None:
+def test_create_session_body_rejects_non_objects(body: JsonValue) -> None:
     with pytest.raises(TypeError):
         parse_create_session_body(body)
 
@@ -59,7 +60,7 @@ def test_run_request_accepts_camel_case_content_parts() -> None:
 
 
 def test_camel_case_keys_leaves_data_keys_alone() -> None:
-    event = {
+    event: JsonValue = {
         "invocation_id": "e-1",
         "content": {"parts": [{"function_call": {"name": "f", "args": {"snake_arg": 1}}}]},
         "actions": {"state_delta": {"user:first_name": "Ann"}, "transfer_to_agent": "b"},

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextlib import aclosing
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -87,11 +87,11 @@ class BaseAgent(BaseModel):
         for name in type(self).model_fields:
             if name == "parent_agent" or name in changes:
                 continue
-            value = getattr(self, name)
+            value: object = getattr(self, name)
             if name == "sub_agents":
-                value = [sub.clone() for sub in value]
+                value = [sub.clone() for sub in self.sub_agents]
             elif isinstance(value, list):
-                value = list(value)
+                value = list(cast("list[object]", value))
             data[name] = value
         data.update(changes)
         return type(self)(**data)

@@ -57,8 +57,10 @@ class LlmAgent(BaseAgent):
             an artifact's text. A callable receives a ``ReadonlyContext`` and returns the
             text (no placeholders are filled in it).
         global_instruction: instructions for every agent of the tree (read from the root).
-        static_instruction: instructions that never change (a string or ``Content``), sent
-            first and verbatim (no placeholders), so providers can cache them.
+        static_instruction: instructions that never change (a string or ``Content``). When
+            set, it alone is the system instruction, verbatim (no placeholders), so
+            providers can cache it; ``instruction`` and ``global_instruction`` then go into
+            the conversation just before the user's latest message (as in google-adk).
         tools: functions, ``BaseTool``s and ``BaseToolset``s.
         generate_content_config: generation settings (temperature, ...).
         include_contents: 'default' sends the conversation history; 'none' only the

@@ -67,8 +67,8 @@ def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
 def _can_return_to_root(agent: BaseAgent) -> bool:
     """True when every agent from ``agent`` up to the root is an LLM agent that may transfer
     to its parent, so a conversation continued there can find its way back."""
-    current: BaseAgent | None = agent
-    while current is not None and current.parent_agent is not None:
+    current = agent
+    while current.parent_agent is not None:
         if not (isinstance(current, LlmAgent) and current.allows_transfer_to_parent):
             return False
         current = current.parent_agent

@@ -33,9 +33,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from eventide import types
+from eventide._json import JsonObject, JsonValue
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.llm_agent import LlmAgent
 from eventide.models.base_llm import BaseLlm
@@ -122,6 +123,49 @@ class ModelSetup:
         for model in sorted(set(self.models.values()) - {DEMO_MODEL_NAME} - self._objects):
             LLMRegistry.resolve(model)
 
+    @classmethod
+    def prepare(cls, root: BaseAgent, env: Mapping[str, str]) -> ModelSetup:
+        """Decide (and set) each ``LlmAgent``'s model; see :func:`prepare_models`."""
+        setup = cls(uses_demo_model=False, models={})
+        setup._assign(root, inherited=None, env=env)
+        return setup
+
+    def _assign(
+        self, agent: BaseAgent, *, inherited: str | BaseLlm | None, env: Mapping[str, str]
+    ) -> None:
+        effective = inherited
+        if isinstance(agent, LlmAgent):
+            own = agent.model
+            if isinstance(own, BaseLlm):
+                effective = own
+            elif own:
+                effective = own
+            elif inherited is None:
+                chosen = _configured(env, "EVENTIDE_MODEL") or _default_model(env)
+                if chosen:
+                    self._originals.append((agent, own))
+                    agent.model = chosen
+                effective = chosen or None
+            if isinstance(effective, str) and not _has_key(effective, env):
+                self._originals.append((agent, agent.model))
+                self.reasons.append(f"{agent.name}: {_why(effective)}")
+                agent.model = demo_model_for(agent)
+                self.uses_demo_model = True
+                self.models[agent.name] = DEMO_MODEL_NAME
+            elif effective is None:
+                self._originals.append((agent, agent.model))
+                self.reasons.append(f"{agent.name}: no model is set and no provider key is found")
+                agent.model = demo_model_for(agent)
+                self.uses_demo_model = True
+                self.models[agent.name] = DEMO_MODEL_NAME
+            elif isinstance(effective, str):
+                self.models[agent.name] = effective
+            else:
+                self.models[agent.name] = effective.model
+                self._objects.add(effective.model)
+        for sub in agent.sub_agents:
+            self._assign(sub, inherited=effective, env=env)
+
     def restore(self) -> None:
         """Put back the models the agents had before :func:`prepare_models`."""
         for agent, original in reversed(self._originals):
@@ -137,47 +181,7 @@ def prepare_models(root: BaseAgent, env: Mapping[str, str] | None = None) -> Mod
             :meth:`ModelSetup.restore` is called.
         env: the environment to read keys from (``os.environ`` by default).
     """
-    env = os.environ if env is None else env
-    setup = ModelSetup(uses_demo_model=False, models={})
-    _assign(root, inherited=None, env=env, setup=setup)
-    return setup
-
-
-def _assign(
-    agent: BaseAgent, *, inherited: str | BaseLlm | None, env: Mapping[str, str], setup: ModelSetup
-) -> None:
-    effective = inherited
-    if isinstance(agent, LlmAgent):
-        own = agent.model
-        if isinstance(own, BaseLlm):
-            effective = own
-        elif own:
-            effective = own
-        elif inherited is None:
-            chosen = _configured(env, "EVENTIDE_MODEL") or _default_model(env)
-            if chosen:
-                setup._originals.append((agent, own))
-                agent.model = chosen
-            effective = chosen or None
-        if isinstance(effective, str) and not _has_key(effective, env):
-            setup._originals.append((agent, agent.model))
-            setup.reasons.append(f"{agent.name}: {_why(effective)}")
-            agent.model = demo_model_for(agent)
-            setup.uses_demo_model = True
-            setup.models[agent.name] = DEMO_MODEL_NAME
-        elif effective is None:
-            setup._originals.append((agent, agent.model))
-            setup.reasons.append(f"{agent.name}: no model is set and no provider key is found")
-            agent.model = demo_model_for(agent)
-            setup.uses_demo_model = True
-            setup.models[agent.name] = DEMO_MODEL_NAME
-        elif isinstance(effective, str):
-            setup.models[agent.name] = effective
-        else:
-            setup.models[agent.name] = effective.model
-            setup._objects.add(effective.model)
-    for sub in agent.sub_agents:
-        _assign(sub, inherited=effective, env=env, setup=setup)
+    return ModelSetup.prepare(root, os.environ if env is None else env)
 
 
 def _configured(env: Mapping[str, str], name: str) -> str:
@@ -364,11 +368,9 @@ def _tool_score(words: set[str], declaration: types.FunctionDeclaration) -> int:
     # Words of the tool's name count double: "weather" in get_weather says more than a
     # word somewhere in a long description. Parameter descriptions count too ("one of
     # 'api', 'email'" makes "the api is down" a question for that tool).
-    parameters = (declaration.parameters_json_schema or {}).get("properties") or {}
     described = " ".join(
-        f"{prop.get('description', '')} {' '.join(map(str, prop.get('enum') or ()))}"
-        for prop in parameters.values()
-        if isinstance(prop, Mapping)
+        f"{prop.get('description', '')} {' '.join(map(str, _enum(prop)))}"
+        for prop in _properties(declaration).values()
     )
     return (
         2 * _overlap(words, _words(declaration.name))
@@ -377,10 +379,33 @@ def _tool_score(words: set[str], declaration: types.FunctionDeclaration) -> int:
     )
 
 
+def _properties(declaration: types.FunctionDeclaration) -> dict[str, JsonObject]:
+    """The JSON schemas of the declaration's parameters, by name."""
+    properties = (declaration.parameters_json_schema or {}).get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    return {
+        str(name): cast("JsonObject", prop)
+        for name, prop in cast("dict[object, object]", properties).items()
+        if isinstance(prop, dict)
+    }
+
+
+def _required(declaration: types.FunctionDeclaration) -> set[str]:
+    required = (declaration.parameters_json_schema or {}).get("required")
+    if not isinstance(required, list):
+        return set()
+    return {str(name) for name in cast("list[object]", required)}
+
+
+def _enum(prop: JsonObject) -> list[JsonValue]:
+    enum = prop.get("enum")
+    return enum if isinstance(enum, list) else []
+
+
 def _enum_of(declaration: types.FunctionDeclaration, parameter: str) -> list[str]:
-    schema = declaration.parameters_json_schema or {}
-    prop = (schema.get("properties") or {}).get(parameter) or {}
-    return [str(v) for v in prop.get("enum") or ()]
+    prop = _properties(declaration).get(parameter)
+    return [str(v) for v in _enum(prop)] if prop is not None else []
 
 
 def _fill_arguments(
@@ -388,15 +413,14 @@ def _fill_arguments(
 ) -> dict[str, Any]:
     """Arguments for ``declaration`` taken from the user's ``message``; a required string
     found nowhere in it gets ``summary`` (the tool results, for a final answer)."""
-    schema = declaration.parameters_json_schema or {}
-    properties: dict[str, Any] = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
+    properties = _properties(declaration)
+    required = _required(declaration)
     numbers = _NUMBER.findall(message)
     quoted = [next(g for g in groups if g) for groups in _QUOTED.findall(message)]
     capitalized = _CAPITALIZED.findall(_QUOTED.sub(" ", message))
     skip = _words(declaration.name) | _words(declaration.description or "")
     for name, prop in properties.items():
-        skip |= _words(name) | {str(v).lower() for v in prop.get("enum") or ()}
+        skip |= _words(name) | {str(v).lower() for v in _enum(prop)}
     # Words after a preposition name things ("weather in paris"); otherwise the last word.
     tokens = _WORD.findall(message)
     plain = [
@@ -407,8 +431,8 @@ def _fill_arguments(
     args: dict[str, Any] = {}
     for name, prop in properties.items():
         kind = _kind(prop)
-        enum = prop.get("enum")
-        value: Any = None
+        enum = _enum(prop)
+        value: JsonValue = None
         # Choices a docstring lists in quotes (`one of "api", "email"`) work as a soft enum.
         choices = [
             next(g for g in groups if g)
@@ -445,28 +469,36 @@ def _fill_arguments(
     return args
 
 
-def _kind(prop: Mapping[str, Any]) -> str:
+def _kind(prop: JsonObject) -> str:
     kind = prop.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     if kind is None:
-        for option in prop.get("anyOf") or ():
-            if isinstance(option, Mapping) and option.get("type") not in (None, "null"):
+        options = prop.get("anyOf")
+        for option in options if isinstance(options, list) else []:
+            if isinstance(option, dict) and option.get("type") not in (None, "null"):
                 return str(option["type"])
         return "string"
     return str(kind)
 
 
-def _empty(kind: str) -> Any:
-    return {"integer": 0, "number": 0.0, "boolean": False, "array": [], "object": {}}.get(kind, "")
+def _empty(kind: str) -> JsonValue:
+    empty: dict[str, JsonValue] = {
+        "integer": 0,
+        "number": 0.0,
+        "boolean": False,
+        "array": [],
+        "object": {},
+    }
+    return empty.get(kind, "")
 
 
 def _describe_results(results: list[types.FunctionResponse]) -> str:
-    lines = []
+    lines: list[str] = []
     for result in results:
         payload: Any = result.response or {}
-        if isinstance(payload, dict) and set(payload) == {"result"}:
-            payload = payload["result"]
+        if isinstance(payload, dict) and set(cast("dict[str, Any]", payload)) == {"result"}:
+            payload = cast("dict[str, Any]", payload)["result"]
         shown = (
             payload
             if isinstance(payload, str)
@@ -478,7 +510,7 @@ def _describe_results(results: list[types.FunctionResponse]) -> str:
 
 def _fallback(message: str, agent_name: str, tools: list[str], agents: list[str]) -> str:
     quoted = f'"{message}"' if message else "your message"
-    offers = []
+    offers: list[str] = []
     if tools:
         offers.append(f"tools ({', '.join(tools)})")
     if agents:

@@ -124,8 +124,8 @@ class FileArtifactService(BaseArtifactService):
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str | None
     ) -> list[str]:
-        user_folder = self.root / _segment(app_name) / _segment(user_id)
-        session_folder = user_folder / "sessions" / _segment(session_id or "")
+        user_folder = self.root / path_segment(app_name) / path_segment(user_id)
+        session_folder = user_folder / "sessions" / path_segment(session_id or "")
         return await asyncio.to_thread(self._keys_sync, session_folder, user_folder / "user")
 
     async def delete_artifact(
@@ -144,10 +144,10 @@ class FileArtifactService(BaseArtifactService):
     def _file_folder(
         self, app_name: str, user_id: str, session_id: str | None, filename: str
     ) -> Path:
-        base = self.root / _segment(app_name) / _segment(user_id)
+        base = self.root / path_segment(app_name) / path_segment(user_id)
         if is_user_scoped(filename):
-            return base / "user" / _segment(filename[len(_USER_PREFIX) :])
-        return base / "sessions" / _segment(session_id or "") / _segment(filename)
+            return base / "user" / path_segment(filename[len(_USER_PREFIX) :])
+        return base / "sessions" / path_segment(session_id or "") / path_segment(filename)
 
     # --- blocking work, run in a thread ---
     def _save_sync(self, folder: Path, payload: bytes, meta: dict[str, Any]) -> int:
@@ -262,7 +262,7 @@ def decode_part(payload: bytes, meta: dict[str, Any], *, where: str) -> types.Pa
 
 
 # --- helpers ---
-def _segment(value: str) -> str:
+def path_segment(value: str) -> str:
     """``value`` as one safe path segment: percent-encoded, never empty, never starting
     with '.' (which keeps '.', '..' and our own '.tmp' out of reach)."""
     encoded = quote(value, safe="")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import posixpath
+from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import unquote
 
@@ -39,10 +40,13 @@ from eventide.artifacts.base_artifact_service import (
     is_user_scoped,
     validate_artifact_name,
 )
-from eventide.artifacts.file_artifact_service import _segment, decode_part, encode_part
+from eventide.artifacts.file_artifact_service import decode_part, encode_part, path_segment
 from eventide.errors import BackendError, ConfigurationError, CorruptRecordError
 
 __all__ = ["FsspecArtifactService"]
+
+# fsspec has no type information: its entry point, typed as Eventide uses it.
+_url_to_fs = cast("Callable[..., tuple[Any, str]]", fsspec.core.url_to_fs)
 
 _MAGIC = b"eventide-artifact 1\n"
 _USER_PREFIX = "user:"
@@ -59,7 +63,7 @@ class FsspecArtifactService(BaseArtifactService):
 
     def __init__(self, url: str, **storage_options: Any) -> None:
         try:
-            fs, base = fsspec.core.url_to_fs(url, **storage_options)
+            fs, base = _url_to_fs(url, **storage_options)
         except (ImportError, ValueError) as exc:
             raise ConfigurationError(
                 f"No fsspec file system for {url!r}: {exc}. Install the backend for its "
@@ -67,7 +71,7 @@ class FsspecArtifactService(BaseArtifactService):
             ) from exc
         self.url = url
         self._fs: Any = fs
-        self._base = cast(str, base).rstrip("/")
+        self._base = base.rstrip("/")
         self._local = isinstance(fs, LocalFileSystem)
 
     # --- the contract ---
@@ -108,8 +112,8 @@ class FsspecArtifactService(BaseArtifactService):
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str | None
     ) -> list[str]:
-        user_folder = f"{self._base}/{_segment(app_name)}/{_segment(user_id)}"
-        session_folder = f"{user_folder}/sessions/{_segment(session_id or '')}"
+        user_folder = f"{self._base}/{path_segment(app_name)}/{path_segment(user_id)}"
+        session_folder = f"{user_folder}/sessions/{path_segment(session_id or '')}"
         return await asyncio.to_thread(self._keys_sync, session_folder, f"{user_folder}/user")
 
     async def delete_artifact(
@@ -128,10 +132,10 @@ class FsspecArtifactService(BaseArtifactService):
     def _file_folder(
         self, app_name: str, user_id: str, session_id: str | None, filename: str
     ) -> str:
-        base = f"{self._base}/{_segment(app_name)}/{_segment(user_id)}"
+        base = f"{self._base}/{path_segment(app_name)}/{path_segment(user_id)}"
         if is_user_scoped(filename):
-            return f"{base}/user/{_segment(filename[len(_USER_PREFIX) :])}"
-        return f"{base}/sessions/{_segment(session_id or '')}/{_segment(filename)}"
+            return f"{base}/user/{path_segment(filename[len(_USER_PREFIX) :])}"
+        return f"{base}/sessions/{path_segment(session_id or '')}/{path_segment(filename)}"
 
     # --- blocking work, run in a thread ---
     def _versions_sync(self, folder: str) -> list[int]:
@@ -205,7 +209,7 @@ class FsspecArtifactService(BaseArtifactService):
         except (FileNotFoundError, NotADirectoryError):
             return []
         prefix = fs._strip_protocol(scope_folder).rstrip("/") + "/"
-        names = set()
+        names: set[str] = set()
         for path in paths:
             relative = str(path)[len(prefix) :] if str(path).startswith(prefix) else ""
             name, _, version = relative.partition("/")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from eventide.auth.auth_config import AuthConfig, AuthCredential, OAuth2Auth, OAuth2Scheme
@@ -89,13 +89,12 @@ async def _post_token(config: AuthConfig, form: dict[str, str]) -> dict[str, Any
             token_uri=scheme.token_uri,
         ) from exc
     try:
-        body = response.json()
+        parsed: object = response.json()
     except ValueError:
-        body = {}
-    if response.status_code != 200 or not isinstance(body, dict) or "access_token" not in body:
-        detail = (
-            body.get("error_description") or body.get("error") if isinstance(body, dict) else ""
-        )
+        parsed = None
+    body = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
+    if response.status_code != 200 or "access_token" not in body:
+        detail = body.get("error_description") or body.get("error") or ""
         raise CredentialExchangeError(
             f"The OAuth2 token endpoint {scheme.token_uri!r} answered {response.status_code} "
             f"without an access token ({detail or response.text[:200]!r}). The code may be "

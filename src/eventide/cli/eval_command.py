@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from eventide._json import JsonValue
 from eventide.apps.demo_model import prepare_models
 from eventide.apps.loader import load_app, resolve_app
 from eventide.errors import UsageError
@@ -166,7 +167,8 @@ def _read_criteria(path: Path) -> dict[str, Any]:
         data = from_either_case(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError) as exc:
         raise UsageError(f"Cannot read the eval config {path}: {exc}") from exc
-    criteria = data.get("criteria") if isinstance(data, dict) else None
+    parsed: JsonValue = data
+    criteria = parsed.get("criteria") if isinstance(parsed, dict) else None
     if not isinstance(criteria, dict) or not criteria:
         raise UsageError(
             f'The eval config {path} needs {{"criteria": {{"metric_name": threshold, ...}}}}; '

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 from rich.text import Text
@@ -115,8 +115,8 @@ def _format_args(args: dict[str, Any]) -> str:
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, dict) and set(value) == {"result"}:
-        value = value["result"]
+    if isinstance(value, dict) and set(cast("dict[str, Any]", value)) == {"result"}:
+        value = cast("dict[str, Any]", value)["result"]
     text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
     return _clip(text)
 

@@ -241,6 +241,13 @@ def _serve_options(command: Any) -> Any:
             help="An origin allowed to call the API from a browser (repeatable; '*' for any).",
         ),
         click.option("--trace", is_flag=True, help="Print OpenTelemetry spans to stderr."),
+        click.option(
+            "--log-level",
+            type=click.Choice(["debug", "info", "warning", "error"]),
+            default="info",
+            show_default=True,
+            help="The server's log level ('warning' drops the line per request).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -290,8 +297,9 @@ def _serve(
     auth_token: str | None,
     cors: tuple[str, ...],
     trace: bool,
+    log_level: str,
 ) -> None:
-    console, errors = _consoles()
+    console, _ = _consoles()
     try:
         api, apps = _build_server(
             apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui
@@ -303,7 +311,7 @@ def _serve(
     where = f"http://{host}:{port}" + ("/dev-ui/" if web else "/docs")
     console.print(f"Serving {len(apps)} app(s) from {apps_dir.resolve()} at {where}")
     try:
-        serve(api, host=host, port=port)
+        serve(api, host=host, port=port, log_level=log_level)
     except KeyboardInterrupt:
         # uvicorn re-raises Ctrl-C after its graceful shutdown: for a server that is the
         # normal way to stop, not a failure.

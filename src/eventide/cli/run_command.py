@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,7 +255,8 @@ class _Chat:
         """Read messages until end of input or ``exit``; errors are shown, not fatal."""
         self._console.print(Text("Type a message; 'exit' or Ctrl-D to quit.", style="dim"))
         with contextlib.suppress(ImportError):
-            import readline  # noqa: F401  - line editing and history for input()
+            # Imported for its effect: line editing and history for input().
+            importlib.import_module("readline")
         while True:
             try:
                 line = input("you › ")

@@ -17,6 +17,10 @@ Any other agent that had started cannot be continued from the log (its position 
 own): resuming it raises ``ResumeError`` rather than repeating what it already committed.
 """
 
+# This module runs BaseAgent's steps (_before_agent, _run_async_impl, _after_agent) from
+# outside the class: it is the resumable implementation of BaseAgent.run_async.
+# pyright: reportPrivateUsage=false
+
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
+from eventide._json import JsonValue
 from eventide._model import DATA_FIELDS, EventideModel
 from eventide.types import Content, FunctionCall, FunctionResponse
 
@@ -250,20 +251,20 @@ def _camel(name: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-def from_either_case(data: Any) -> Any:
+def from_either_case(data: JsonValue) -> Any:
     """JSON written in camelCase or snake_case, as snake_case (user data left as it is)."""
     if isinstance(data, list):
         return [from_either_case(item) for item in data]
     if not isinstance(data, dict):
         return data
-    converted: dict[str, Any] = {}
+    converted: dict[str, JsonValue] = {}
     for key, value in data.items():
-        name = _snake(key) if isinstance(key, str) else key
+        name = _snake(key)
         converted[name] = value if name in _DATA_FIELDS else from_either_case(value)
     return converted
 
 
-def to_camel_json(data: Any) -> Any:
+def to_camel_json(data: JsonValue) -> Any:
     """snake_case JSON data as camelCase, the way google-adk's HTTP API sends it."""
     if isinstance(data, list):
         return [to_camel_json(item) for item in data]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from eventide.errors import UnknownMetricError
 from eventide.evaluation.eval_set import EvalMetric, EvalStatus, Invocation
 from eventide.types import FunctionCall
 
@@ -45,10 +46,6 @@ __all__ = [
 TOOL_TRAJECTORY = "tool_trajectory_avg_score"
 RESPONSE_MATCH = "response_match_score"
 MATCH_TYPES = ("EXACT", "IN_ORDER", "ANY_ORDER")
-
-
-class UnknownMetricError(ValueError):
-    """A metric Eventide does not score (or a bad criterion); the message lists the known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +85,7 @@ def tool_trajectory_score(
 def _stemmer() -> Any:
     import snowballstemmer
 
-    return snowballstemmer.stemmer("porter")
+    return snowballstemmer.stemmer("porter")  # pyright: ignore[reportUnknownMemberType]
 
 
 def _require_stemmer() -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from eventide.agents.base_agent import BaseAgent
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from eventide.errors import UnknownEvalCaseError
 from eventide.evaluation.eval_set import (
     DEFAULT_USER_ID,
     EvalCase,
@@ -41,10 +42,6 @@ __all__ = ["UnknownEvalCaseError", "invocations_from_events", "run_eval_set", "s
 
 # Cases of one run that execute at the same time.
 _CONCURRENT_CASES = 4
-
-
-class UnknownEvalCaseError(LookupError):
-    """Asked to run cases the eval set does not have; the message names them."""
 
 
 def invocations_from_events(events: Sequence[Event]) -> list[Invocation]:

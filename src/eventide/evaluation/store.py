@@ -20,6 +20,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from eventide.errors import (
+    EvalSetExistsError,
+    InvalidEvalFileError,
+    UnknownEvalResultError,
+    UnknownEvalSetError,
+)
 from eventide.evaluation.eval_set import EvalSet, EvalSetResult
 
 __all__ = [
@@ -37,22 +43,6 @@ __all__ = [
 EVAL_SET_SUFFIX = ".evalset.json"
 _RESULT_SUFFIX = ".evalset_result.json"
 _RESULT_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
-
-
-class UnknownEvalSetError(LookupError):
-    """No eval set by that id."""
-
-
-class UnknownEvalResultError(LookupError):
-    """No eval result by that id."""
-
-
-class EvalSetExistsError(ValueError):
-    """An eval set by that id already exists."""
-
-
-class InvalidEvalFileError(ValueError):
-    """A stored eval file is not valid JSON of its format; the message says which and why."""
 
 
 def load_eval_set_file(path: Path) -> EvalSet:

@@ -9,6 +9,9 @@ Rules:
   ...") so the model does not mistake them for its own words.
 - Every function call is immediately followed by its response; when a call was answered more
   than once (a long-running tool's update, a confirmed re-run), the latest answer is used.
+  When the latest event answers an earlier call (a long-running tool's real result), the
+  conversation ends at that call and its answer: what came in between (the model's reply to
+  the pending result) is left out of this request, as google-adk does.
 - Requests for user input the runtime synthesized (confirmations, credentials) are left out.
 - ``include_contents='none'`` keeps only the current turn: from the last user message on.
 """
@@ -61,7 +64,15 @@ class ContentsBuilder:
     when that event called functions, the content holding their (latest) answers.
     """
 
-    __slots__ = ("_agent_name", "_blocks", "_branch", "_call_block", "_flat", "_stale")
+    __slots__ = (
+        "_agent_name",
+        "_answered_last",
+        "_blocks",
+        "_branch",
+        "_call_block",
+        "_flat",
+        "_stale",
+    )
 
     def __init__(self, *, agent_name: str, branch: str | None) -> None:
         self._agent_name = agent_name
@@ -70,6 +81,8 @@ class ContentsBuilder:
         self._call_block: dict[str, _Block] = {}
         self._flat: list[types.Content] = []
         self._stale = False
+        # The block whose call the latest event answered, when that event added nothing else.
+        self._answered_last: _Block | None = None
 
     def add(self, event: Event) -> None:
         """Fold one committed event into the conversation."""
@@ -77,6 +90,7 @@ class ContentsBuilder:
         if content is None or not content.parts or not _on_branch(event.branch, self._branch):
             return
         in_place: list[types.Part] = []
+        answered: _Block | None = None
         for part in content.parts:
             call = part.function_call
             response = part.function_response
@@ -91,10 +105,14 @@ class ContentsBuilder:
                     # An answer goes right after its call; a later answer replaces it.
                     block.answers[response.id or ""] = part
                     self._refresh_answer(block)
+                    answered = block
                     continue
             in_place.append(part)
         if not in_place:
+            if answered is not None:
+                self._answered_last = answered
             return
+        self._answered_last = None
         author = event.author
         if author not in (USER_AUTHOR, self._agent_name):
             main = _as_context(author, in_place)
@@ -123,6 +141,17 @@ class ContentsBuilder:
 
     def contents(self) -> list[types.Content]:
         """The conversation so far (a new list the caller may change)."""
+        answered = self._answered_last
+        if answered is not None and self._blocks[-1] is not answered:
+            # The latest event answers an earlier call: end the conversation there.
+            cut: list[types.Content] = []
+            for block in self._blocks:
+                cut.append(block.main)
+                if block.answer is not None:
+                    cut.append(block.answer)
+                if block is answered:
+                    break
+            return cut
         if self._stale:
             flat: list[types.Content] = []
             for block in self._blocks:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from eventide.contexts import ReadonlyContext
 from eventide.errors import UsageError
@@ -36,7 +38,7 @@ async def fill_placeholders(template: str, context: ReadonlyContext) -> str:
     return "".join(parts)
 
 
-async def _replacement(token: str, state: object, context: ReadonlyContext) -> str:
+async def _replacement(token: str, state: Mapping[str, Any], context: ReadonlyContext) -> str:
     name = token.lstrip("{").rstrip("}").strip()
     optional = name.endswith("?")
     if optional:
@@ -45,9 +47,6 @@ async def _replacement(token: str, state: object, context: ReadonlyContext) -> s
         return await _artifact_text(name[len("artifact.") :], optional, token, context)
     if not _is_state_name(name):
         return token
-    from collections.abc import Mapping
-
-    assert isinstance(state, Mapping)
     if name in state:
         value = state[name]
         return "" if value is None else str(value)

@@ -17,6 +17,7 @@ import pydantic
 from eventide import types
 from eventide._ids import new_id
 from eventide.contexts import CallbackContext, InvocationContext
+from eventide.errors import AgentNotFoundError
 from eventide.events import Event, EventActions
 from eventide.flows.pause import pause_requests
 from eventide.flows.request import build_request
@@ -126,11 +127,17 @@ async def after_tool_responses(
     target_name = response_event.actions.transfer_to_agent
     if target_name:
         target_events = agent.run_agent(target_name, ctx)
-        if target_events is not None:
-            step.done = True
-            async for event in target_events:
-                yield event
-            return
+        if target_events is None:
+            raise AgentNotFoundError(
+                f"Agent {agent.name!r} was asked to transfer to {target_name!r} (by "
+                "actions.transfer_to_agent), but the agent tree has no agent by that name. "
+                "Set it to the name of an agent of the tree.",
+                agent_name=target_name,
+            )
+        step.done = True
+        async for event in target_events:
+            yield event
+        return
     answer = _structured_answer(response_event)
     if answer is not None:
         step.done = True

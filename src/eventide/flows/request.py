@@ -28,12 +28,18 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     request = LlmRequest(model=agent.model.model, config=config)
 
     instructions: list[str] = []
-    if agent.static_instruction is not None:
-        instructions.append(agent.static_instruction)
+    dynamic: list[str] = []
     if agent.global_instruction:
-        instructions.append(await _instruction_text(agent.global_instruction, readonly))
+        dynamic.append(await _instruction_text(agent.global_instruction, readonly))
     if agent.instruction:
-        instructions.append(await _instruction_text(agent.instruction, readonly))
+        dynamic.append(await _instruction_text(agent.instruction, readonly))
+    if agent.static_instruction is not None:
+        # As google-adk does: the static instruction alone leads the system instruction (so
+        # providers can cache the prefix), and the per-turn instructions travel in the
+        # conversation, just before the user's latest message.
+        instructions.append(agent.static_instruction)
+    else:
+        instructions.extend(dynamic)
     if agent.transfer_targets:
         instructions.append(transfer_instruction(agent))
     tools = list(agent.tools)
@@ -49,6 +55,8 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     request.append_instructions(instructions)
 
     request.contents = contents_for(agent, ctx)
+    if agent.static_instruction is not None and any(dynamic):
+        _insert_turn_instructions(request.contents, "\n\n".join(d for d in dynamic if d))
 
     if agent.transfer_targets:
         tools.append(TransferToAgentTool([t.name for t in agent.transfer_targets]))
@@ -60,6 +68,26 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
         for tool in tools:
             await tool.process_llm_request(tool_context=tool_context, llm_request=request)
     return request
+
+
+def _insert_turn_instructions(contents: list[types.Content], text: str) -> None:
+    """Put the turn's instructions, marked as coming from the system, before the user's
+    latest message (at the end when there is none)."""
+    note = types.Content(
+        role="user",
+        parts=[
+            types.Part(
+                text="Instructions from the system for this turn (not written by the user):\n"
+                + text
+            )
+        ],
+    )
+    for index in range(len(contents) - 1, -1, -1):
+        content = contents[index]
+        if content.role == "user" and any(p.text for p in content.parts or ()):
+            contents.insert(index, note)
+            return
+    contents.append(note)
 
 
 def contents_for(agent: ResolvedAgent, ctx: InvocationContext) -> list[types.Content]:

@@ -50,7 +50,7 @@ async def run_function_calls(
             raise
         outcomes = [task.result() for task in tasks]
     actions = EventActions()
-    parts = []
+    parts: list[types.Part] = []
     for part, call_actions in outcomes:
         if part is not None:
             parts.append(part)

@@ -247,7 +247,7 @@ def _plan(
     from eventide.history.model_view import rewound_positions
 
     window = events[start:]
-    hidden = rewound_positions(window) if start == 0 else set()
+    hidden: set[int] = rewound_positions(window) if start == 0 else set()
     if start == 0 and previous is None:
         for index in range(len(window) - 1, -1, -1):
             if index not in hidden and window[index].actions.compaction is not None:

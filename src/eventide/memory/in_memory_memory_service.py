@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from eventide import types
 from eventide.events import Event
 from eventide.memory.base_memory_service import (
     BaseMemoryService,
@@ -29,14 +30,16 @@ class InMemoryMemoryService(BaseMemoryService):
     """
 
     def __init__(self) -> None:
-        # (app, user) -> session id -> [(event, its words)]
-        self._store: dict[tuple[str, str], dict[str, list[tuple[Event, set[str]]]]] = {}
+        # (app, user) -> session id -> [(event, its content, its words)]
+        self._store: dict[
+            tuple[str, str], dict[str, list[tuple[Event, types.Content, set[str]]]]
+        ] = {}
 
     async def add_session_to_memory(self, session: Session) -> None:
         indexed = [
-            (event, _words(event.text or ""))
+            (event, event.content, _words(event.text))
             for event in session.events
-            if event.text and not event.partial
+            if event.text and event.content is not None and not event.partial
         ]
         self._store.setdefault((session.app_name, session.user_id), {})[session.id] = indexed
 
@@ -46,22 +49,22 @@ class InMemoryMemoryService(BaseMemoryService):
         wanted = _words(query)
         if not wanted:
             return SearchMemoryResponse()
-        scored: list[tuple[int, float, str, Event]] = []
+        scored: list[tuple[int, float, str, Event, types.Content]] = []
         for session_id, entries in self._store.get((app_name, user_id), {}).items():
-            for event, words in entries:
+            for event, content, words in entries:
                 hits = len(wanted & words)
                 if hits:
-                    scored.append((hits, event.timestamp, session_id, event))
+                    scored.append((hits, event.timestamp, session_id, event, content))
         scored.sort(key=lambda item: (-item[0], -item[1]))
         return SearchMemoryResponse(
             memories=[
                 MemoryEntry(
-                    content=event.content,
+                    content=content,
                     author=event.author,
                     timestamp=datetime.fromtimestamp(event.timestamp, UTC).isoformat(),
                     session_id=session_id,
                 )
-                for _, _, session_id, event in scored
+                for _, _, session_id, event, content in scored
             ]
         )
 

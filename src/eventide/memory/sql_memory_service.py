@@ -20,7 +20,7 @@ import asyncio
 import hashlib
 import os
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -330,7 +330,7 @@ class SqlMemoryService(BaseMemoryService):
 
     # --- plumbing ---
     @asynccontextmanager
-    async def _transaction(self, doing: str) -> AsyncIterator[AsyncConnection]:
+    async def _transaction(self, doing: str) -> AsyncGenerator[AsyncConnection, None]:
         """A connection in a transaction; store failures surface as BackendError."""
         await self._ensure_schema()
         try:

@@ -438,7 +438,7 @@ def format_span_line(span: Any) -> str:
         "gen_ai.tool.call.id",
         "error.type",
     )
-    attributes = span.attributes or {}
+    attributes: dict[str, Any] = dict(span.attributes or {})
     details = " ".join(
         f"{key.rsplit('.', 1)[-1]}={attributes[key]}" for key in shown if key in attributes
     )

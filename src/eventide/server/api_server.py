@@ -11,11 +11,11 @@ artifacts, memory, ``/dev/apps/{app}/...`` traces and agent graph), plus ``/heal
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import RedirectResponse
@@ -124,7 +124,7 @@ def create_app(
     inflight = InflightTurns()
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(_: FastAPI) -> AsyncGenerator[None, None]:
         yield
         # uvicorn has let running turns finish (or cancelled them past its graceful-shutdown
         # timeout); wait for cancelled ones to unwind before closing what they write to.
@@ -277,7 +277,8 @@ def _use_camel_case_schemas(api: FastAPI) -> None:
         for schema in spec.get("components", {}).get("schemas", {}).values():
             properties = schema.get("properties")
             if isinstance(properties, dict):
-                schema["properties"] = {camel(key): value for key, value in properties.items()}
+                named = cast("dict[str, Any]", properties)
+                schema["properties"] = {camel(key): value for key, value in named.items()}
             if isinstance(schema.get("required"), list):
                 schema["required"] = [camel(key) for key in schema["required"]]
         api.openapi_schema = spec

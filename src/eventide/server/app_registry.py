@@ -12,13 +12,13 @@ from typing import Protocol
 
 from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
-from eventide.errors import EventideError
+from eventide.errors import AppLoadError, AppNotFoundError, EventideError
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.runner import Runner
 from eventide.sessions.base_session_service import BaseSessionService
 
-__all__ = ["AppLoadFailed", "AppRegistry", "ServicesLike", "UnknownAppError"]
+__all__ = ["AppRegistry", "ServicesLike"]
 
 
 class ServicesLike(Protocol):
@@ -32,20 +32,6 @@ class ServicesLike(Protocol):
 
     @property
     def memory_service(self) -> BaseMemoryService | None: ...
-
-
-class UnknownAppError(LookupError):
-    """No app by that name; ``known`` lists the apps that exist."""
-
-    def __init__(self, app_name: str, known: list[str]) -> None:
-        listed = ", ".join(repr(name) for name in known) if known else "none"
-        super().__init__(f"App {app_name!r} not found. Known apps: {listed}.")
-        self.app_name = app_name
-        self.known = known
-
-
-class AppLoadFailed(RuntimeError):
-    """The app exists but its code could not be loaded; the message says why."""
 
 
 class AppRegistry:
@@ -89,8 +75,8 @@ class AppRegistry:
         """The Runner of ``app_name``, loading the app on first use.
 
         Raises:
-            UnknownAppError: no such app.
-            AppLoadFailed: the app's code could not be loaded.
+            AppNotFoundError: no such app.
+            AppLoadError: the app's code could not be loaded.
         """
         runner = self._runners.get(app_name)
         if runner is not None:
@@ -108,8 +94,8 @@ class AppRegistry:
         """The ``App`` served as ``app_name`` (loaded on first use, as for :meth:`runner`).
 
         Raises:
-            UnknownAppError: no such app.
-            AppLoadFailed: the app's code could not be loaded.
+            AppNotFoundError: no such app.
+            AppLoadError: the app's code could not be loaded.
         """
         await self.runner(app_name)
         return self._loaded[app_name]
@@ -120,11 +106,11 @@ class AppRegistry:
         return self._folders().get(app_name)
 
     def check_known(self, app_name: str) -> None:
-        """Raise :class:`UnknownAppError` unless ``app_name`` is served."""
+        """Raise :class:`AppNotFoundError` unless ``app_name`` is served."""
         if app_name in self._runners or app_name in self._apps:
             return
         if app_name not in self._folders():
-            raise UnknownAppError(app_name, self.names())
+            raise AppNotFoundError(app_name, self.names())
 
     def _load(self, app_name: str) -> App:
         app = self._apps.get(app_name)
@@ -132,13 +118,13 @@ class AppRegistry:
             return app
         folder = self._folders().get(app_name)
         if folder is None:
-            raise UnknownAppError(app_name, self.names())
+            raise AppNotFoundError(app_name, self.names())
         from eventide.apps.loader import load_app
 
         try:
             return load_app(folder)
         except EventideError as exc:
-            raise AppLoadFailed(f"App {app_name!r} could not be loaded: {exc}") from exc
+            raise AppLoadError(f"App {app_name!r} could not be loaded: {exc}") from exc
 
     def _build(self, app_name: str, app: App) -> Runner:
         services = self.services

@@ -177,7 +177,7 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         app_name: str, user_id: str, session_id: str, name: str
     ) -> Response:
         """One ``{"version", "canonicalUri", "customMetadata", "mimeType"}`` per version."""
-        listed = []
+        listed: list[dict[str, Any]] = []
         for version in await versions_of(app_name, user_id, session_id, name):
             part = await load_part(app_name, user_id, session_id, name, version)
             listed.append(_version_metadata(app_name, user_id, session_id, name, version, part))

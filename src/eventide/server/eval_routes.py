@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import BaseModel, ValidationError
 
+from eventide._json import JsonValue
+from eventide.errors import AppLoadError, AppNotFoundError
 from eventide.evaluation.eval_set import (
     EvalCase,
     EvalMetric,
@@ -46,7 +48,7 @@ from eventide.evaluation.store import (
     UnknownEvalResultError,
     UnknownEvalSetError,
 )
-from eventide.server.app_registry import AppLoadFailed, AppRegistry, UnknownAppError
+from eventide.server.app_registry import AppRegistry
 from eventide.server.json_responses import known_app
 
 __all__ = ["add_eval_routes"]
@@ -95,7 +97,7 @@ def _validate(model: type[_M], data: Any, where: str) -> _M:
         ) from exc
 
 
-def _field(data: Any, name: str) -> Any:
+def _field(data: JsonValue, name: str) -> Any:
     if not isinstance(data, dict):
         raise _unprocessable(["body"], f"the body must be a JSON object with {name!r}")
     if name not in data:
@@ -210,16 +212,17 @@ class _Evals:
         eval_set.eval_cases = [c for c in eval_set.eval_cases if c.eval_id != eval_case_id]
         await self.store(app_name).replace_eval_set(eval_set)
 
-    async def run(self, app_name: str, eval_set_id: str, body: Any) -> EvalSetResult:
+    async def run(self, app_name: str, eval_set_id: str, body: JsonValue) -> EvalSetResult:
         if not isinstance(body, dict):
             raise _unprocessable(["body"], "the body must be a JSON object with evalMetrics")
-        metrics_data = _field(body, "eval_metrics")
+        metrics_data: JsonValue = _field(body, "eval_metrics")
         if not isinstance(metrics_data, list):
             raise _unprocessable(["body", "eval_metrics"], "evalMetrics must be a list")
         metrics = [_validate(EvalMetric, m, "eval metric") for m in metrics_data]
-        case_ids = body.get("eval_case_ids") or body.get("eval_ids") or []
-        if not isinstance(case_ids, list) or not all(isinstance(c, str) for c in case_ids):
+        requested = body.get("eval_case_ids") or body.get("eval_ids") or []
+        if not isinstance(requested, list) or not all(isinstance(c, str) for c in requested):
             raise _unprocessable(["body", "eval_case_ids"], "evalCaseIds must be strings")
+        case_ids = [str(c) for c in requested]
         try:
             check_metrics(metrics)
         except UnknownMetricError as exc:
@@ -231,9 +234,9 @@ class _Evals:
             raise HTTPException(400, detail=str(exc)) from exc
         try:
             app = await self.registry.app(app_name)
-        except UnknownAppError as exc:
+        except AppNotFoundError as exc:
             raise HTTPException(404, detail=str(exc)) from exc
-        except AppLoadFailed as exc:
+        except AppLoadError as exc:
             raise HTTPException(500, detail=str(exc)) from exc
         result = await run_eval_set(
             app_name=app_name,
@@ -261,7 +264,7 @@ class _Evals:
 
 def _run_results(result: EvalSetResult) -> list[Any]:
     """The run's case results as google-adk answers a run (no session details)."""
-    answers = []
+    answers: list[Any] = []
     for case in result.eval_case_results:
         data = _camel(case)
         data.pop("sessionDetails", None)

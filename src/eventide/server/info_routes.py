@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.llm_agent import LlmAgent
-from eventide.server.app_registry import AppLoadFailed, AppRegistry, UnknownAppError
+from eventide.errors import AppLoadError, AppNotFoundError
+from eventide.server.app_registry import AppRegistry
 from eventide.server.json_responses import json_response, known_app, read_json, validation_error
 from eventide.server.request_models import UpdateMemoryRequest
 from eventide.server.session_routes import no_session
@@ -36,9 +37,9 @@ async def root_agent_of(registry: AppRegistry, app_name: str) -> BaseAgent:
     load."""
     try:
         runner = await registry.runner(app_name)
-    except UnknownAppError as exc:
+    except AppNotFoundError as exc:
         raise HTTPException(404, detail=str(exc)) from exc
-    except AppLoadFailed as exc:
+    except AppLoadError as exc:
         raise HTTPException(500, detail=str(exc)) from exc
     return runner.agent
 
@@ -46,7 +47,7 @@ async def root_agent_of(registry: AppRegistry, app_name: str) -> BaseAgent:
 def _tool_declarations(agent: BaseAgent) -> list[dict[str, Any]]:
     if not isinstance(agent, LlmAgent):
         return []
-    declarations = []
+    declarations: list[dict[str, Any]] = []
     for tool in agent.tools:
         if isinstance(tool, BaseToolset):
             continue  # listing a toolset's tools may connect to its server; not for a listing

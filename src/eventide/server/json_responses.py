@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from fastapi import HTTPException, Request, Response
 from pydantic import BaseModel, ValidationError
 
-from eventide.server.app_registry import AppRegistry, UnknownAppError
+from eventide.errors import AppNotFoundError
+from eventide.server.app_registry import AppRegistry
 from eventide.types import camel_case_keys
 
 __all__ = ["camel_data", "json_response", "known_app", "read_json", "validation_error"]
@@ -29,10 +30,12 @@ def camel_data(data: BaseModel | Sequence[BaseModel]) -> Any:
 
 def json_response(data: Any, *, status_code: int = 200) -> Response:
     """A JSON response in ADK's spelling: records become camelCase, plain data is sent as is."""
-    if isinstance(data, BaseModel) or (
-        isinstance(data, list | tuple) and data and isinstance(data[0], BaseModel)
-    ):
+    if isinstance(data, BaseModel):
         data = camel_data(data)
+    elif isinstance(data, list | tuple) and data:
+        records = cast("Sequence[object]", data)
+        if isinstance(records[0], BaseModel):
+            data = camel_data(cast("Sequence[BaseModel]", records))
     body = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     return Response(body, status_code=status_code, media_type="application/json")
 
@@ -41,7 +44,7 @@ def known_app(registry: AppRegistry, app_name: str) -> None:
     """Raise a 404 naming the known apps unless ``app_name`` is served."""
     try:
         registry.check_known(app_name)
-    except UnknownAppError as exc:
+    except AppNotFoundError as exc:
         raise HTTPException(404, detail=str(exc)) from exc
 
 

@@ -93,8 +93,9 @@ class ModelRequestRecorder(BasePlugin):
         request = self._by_event.get(event_id)
         if request is None:
             return None
-        data: dict[str, Any] = camel_case_keys(request.model_dump(mode="json", exclude_none=True))
-        return data
+        data = camel_case_keys(request.model_dump(mode="json", exclude_none=True))
+        assert isinstance(data, dict)
+        return dict(data)
 
 
 def _is_model_output(event: Event) -> bool:

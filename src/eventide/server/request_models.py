@@ -7,11 +7,12 @@ ignored, so a front end sending extra fields keeps working.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from eventide import types
+from eventide._json import JsonObject, JsonValue
 from eventide.events import Event
 from eventide.types import snake_case_keys
 
@@ -57,7 +58,7 @@ class RunAgentRequest(BaseModel):
     @classmethod
     def _accept_camel_case_parts(cls, value: Any) -> Any:
         # ADK front ends write parts in camelCase (functionResponse, inlineData, ...).
-        return snake_case_keys(value) if isinstance(value, dict) else value
+        return snake_case_keys(cast("JsonObject", value)) if isinstance(value, dict) else value
 
 
 class UpdateSessionRequest(BaseModel):
@@ -95,7 +96,7 @@ class SaveArtifactRequest(BaseModel):
     @field_validator("artifact", mode="before")
     @classmethod
     def _accept_camel_case_part(cls, value: Any) -> Any:
-        return snake_case_keys(value) if isinstance(value, dict) else value
+        return snake_case_keys(cast("JsonObject", value)) if isinstance(value, dict) else value
 
 
 class UpdateMemoryRequest(BaseModel):
@@ -117,7 +118,7 @@ class CreateSessionBody(BaseModel):
 _WRAPPER_KEYS = frozenset({"state", "session_id", "sessionId", "events", "options"})
 
 
-def parse_create_session_body(body: Any) -> CreateSessionBody:
+def parse_create_session_body(body: JsonValue) -> CreateSessionBody:
     """The initial state, session id and imported events of a create-session body.
 
     Two shapes are accepted: ``{"state": {...}, "session_id": "...", "events": [...]}``
@@ -145,5 +146,7 @@ def parse_create_session_body(body: Any) -> CreateSessionBody:
     parsed = [Event.model_validate(snake_case_keys(e)) for e in events]
     state = body.get("state")
     return CreateSessionBody(
-        state=dict(state) if state else None, session_id=session_id, events=parsed
+        state=dict(state) if isinstance(state, dict) and state else None,
+        session_id=session_id,
+        events=parsed,
     )

@@ -23,11 +23,18 @@ import anyio
 from fastapi import FastAPI, HTTPException, Response
 from fastapi.responses import StreamingResponse
 
-from eventide.errors import ModelError, RunnerClosedError, SessionNotFoundError
+from eventide.errors import (
+    AppLoadError,
+    AppNotFoundError,
+    ModelError,
+    RunnerClosedError,
+    SessionNotFoundError,
+)
 from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
-from eventide.server.app_registry import AppLoadFailed, AppRegistry, UnknownAppError
+from eventide.server.app_registry import AppRegistry
 from eventide.server.request_models import RunAgentRequest
+from eventide.server.sse_batching import batch_ready_frames
 from eventide.types import camel_case_keys
 
 __all__ = ["InflightTurns", "add_run_routes", "error_payload"]
@@ -83,9 +90,9 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
         """
         try:
             runner = await registry.runner(body.app_name)
-        except UnknownAppError as exc:
+        except AppNotFoundError as exc:
             raise HTTPException(404, detail=str(exc)) from exc
-        except AppLoadFailed as exc:
+        except AppLoadError as exc:
             raise HTTPException(500, detail=str(exc)) from exc
         mode = StreamingMode.SSE if body.streaming else StreamingMode.NONE
         events = runner.run_async(
@@ -169,7 +176,7 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
         # counts as ended when the generator is collected.
         weakref.finalize(frames, leave)
         return StreamingResponse(
-            frames,
+            batch_ready_frames(frames),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

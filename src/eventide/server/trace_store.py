@@ -17,7 +17,7 @@ import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.types import camel_case_keys
@@ -63,7 +63,7 @@ class TraceStore:
 
     def on_end(self, span: Any) -> None:
         """Keep a finished span under its invocation."""
-        attributes = span.attributes or {}
+        attributes: dict[str, Any] = dict(span.attributes or {})
         invocation_id = attributes.get("eventide.invocation_id")
         if not isinstance(invocation_id, str):
             return
@@ -170,9 +170,10 @@ def _adk_span(
     span: Any, state: _Invocation, recorder: ModelRequestRecorder | None
 ) -> dict[str, Any]:
     context = span.context
+    given: dict[str, Any] = dict(span.attributes or {})
     attributes: dict[str, Any] = {
-        key: list(value) if isinstance(value, tuple) else value
-        for key, value in (span.attributes or {}).items()
+        key: list(cast("tuple[object, ...]", value)) if isinstance(value, tuple) else value
+        for key, value in given.items()
     }
     invocation_id = attributes.get("eventide.invocation_id")
     if state.session_id is not None:

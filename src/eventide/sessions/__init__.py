@@ -4,11 +4,14 @@
 ``sql`` extra.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
+
+if TYPE_CHECKING:  # imported on first access (needs the sql extra)
+    from eventide.sessions.sql_session_service import SqlSessionService
 
 __all__ = [
     "BaseSessionService",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from eventide._ids import new_id
 from eventide.errors import UsageError
@@ -135,7 +135,7 @@ class InMemorySessionService(BaseSessionService):
         if event.id in record.event_ids:
             # A retried append: the event is already in the log (ids are idempotent). The
             # copy now reflects the whole log (it was folded in above).
-            session.__dict__["log_position"] = len(record.events)
+            session.set_log_position(len(record.events))
             return
         delta = event.actions.state_delta
         if delta:
@@ -156,7 +156,7 @@ class InMemorySessionService(BaseSessionService):
         record.events.append(event)
         record.event_ids.add(event.id)
         record.last_update_time = event.timestamp
-        session._record_commit(event, len(record.events))
+        session.record_commit(event, len(record.events))
 
     def _snapshot(
         self,
@@ -196,7 +196,7 @@ _SHARED_PREFIXES = ("app:", "user:")
 def _copy_json(value: Any) -> Any:
     """Copy JSON data (dicts and lists), much faster than ``copy.deepcopy``."""
     if isinstance(value, dict):
-        return {k: _copy_json(v) for k, v in value.items()}
+        return {k: _copy_json(v) for k, v in cast("dict[str, object]", value).items()}
     if isinstance(value, list):
-        return [_copy_json(v) for v in value]
+        return [_copy_json(v) for v in cast("list[object]", value)]
     return value

@@ -37,12 +37,18 @@ class Session(EventideModel):
     # log's length to fold in events that other writers appended since this copy was read.
     log_position: int = Field(default=0, exclude=True, repr=False)
 
-    def _record_commit(self, event: Event, log_position: int) -> None:
-        """Append a committed event to this copy (bypasses pydantic's slow __setattr__)."""
+    def record_commit(self, event: Event, log_position: int) -> None:
+        """For session services: append a committed event to this copy.
+
+        Fields are set with ``object.__setattr__``, bypassing pydantic's slower one.
+        """
         self.events.append(event)
-        fields = self.__dict__
-        fields["last_update_time"] = event.timestamp
-        fields["log_position"] = log_position
+        object.__setattr__(self, "last_update_time", event.timestamp)
+        object.__setattr__(self, "log_position", log_position)
+
+    def set_log_position(self, log_position: int) -> None:
+        """For session services: this copy now reflects the first ``log_position`` events."""
+        object.__setattr__(self, "log_position", log_position)
 
 
 class GetSessionConfig(EventideModel):

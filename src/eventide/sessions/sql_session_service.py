@@ -376,11 +376,11 @@ class SqlSessionService(BaseSessionService):
                     session.state.update(delta)
             else:
                 await self._fold(session, outcome, outcome.before)
-            session._record_commit(event, outcome.seq)
+            session.record_commit(event, outcome.seq)
         elif status == "duplicate":
             if outcome.seq > expected:
                 await self._fold(session, outcome, outcome.seq)
-                session.__dict__["log_position"] = outcome.seq
+                session.set_log_position(outcome.seq)
         elif status == "stale":
             raise StaleSessionError(session_id=session.id, expected=expected, actual=outcome.seq)
         else:
@@ -413,7 +413,7 @@ class SqlSessionService(BaseSessionService):
     def _parse(
         rows: list[StoredEvent], app_name: str, user_id: str, session_id: str
     ) -> list[Event]:
-        events = []
+        events: list[Event] = []
         validate = Event.model_validate_json
         for row in rows:
             try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from eventide.errors import CorruptRecordError
 
@@ -186,7 +186,7 @@ def loads_state(text: str | None, where: str) -> dict[str, Any]:
             f"The stored state of {where} is a JSON {type(value).__name__}, not an object. "
             "Repair or delete the row; the rest of the database is unaffected."
         )
-    return value
+    return cast("dict[str, Any]", value)
 
 
 def dumps_json(value: dict[str, Any]) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic import Field, PrivateAttr
 
 from eventide import types
-from eventide.errors import EventideError
+from eventide.errors import ScriptExhaustedError
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -23,10 +23,6 @@ __all__ = [
 ]
 
 ScriptItem = LlmResponse | str | Exception | Sequence[LlmResponse]
-
-
-class ScriptExhaustedError(EventideError, AssertionError):
-    """The scripted model was called more times than it has responses."""
 
 
 def text_response(text: str) -> LlmResponse:
@@ -129,7 +125,7 @@ def _expand(item: Any, stream: bool, chunk_size: int) -> list[LlmResponse]:
             return _chunked(item, chunk_size)
         return [item]
     if isinstance(item, Sequence):
-        return [LlmResponse.model_validate(r) for r in item]
+        return [LlmResponse.model_validate(r) for r in cast("Sequence[object]", item)]
     return [LlmResponse.model_validate(item)]
 
 

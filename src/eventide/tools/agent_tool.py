@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from eventide import types
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.tools.base_tool import BaseTool
-from eventide.tools.function_tool import _strip_titles
+from eventide.tools.function_tool import strip_titles
 
 if TYPE_CHECKING:
     from eventide.agents.base_agent import BaseAgent
@@ -41,7 +41,7 @@ class AgentTool(BaseTool):
         input_schema = getattr(self.agent, "input_schema", None)
         if input_schema is not None:
             schema = input_schema.model_json_schema()
-            _strip_titles(schema)
+            strip_titles(schema)
         else:
             schema = {
                 "type": "object",

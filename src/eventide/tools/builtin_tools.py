@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from eventide import types
 from eventide.tools.base_tool import BaseTool
@@ -81,8 +81,10 @@ class LoadArtifactsTool(BaseTool):
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         loaded: dict[str, Any] = {}
-        for name in args.get("artifact_names") or []:
-            part = await tool_context.load_artifact(str(name))
+        names: object = args.get("artifact_names")
+        for raw_name in cast("list[object]", names) if isinstance(names, list) else []:
+            name = str(raw_name)
+            part = await tool_context.load_artifact(name)
             if part is None:
                 loaded[name] = {"error": f"No artifact named {name!r}."}
             elif part.text is not None:

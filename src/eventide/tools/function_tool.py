@@ -16,18 +16,25 @@ import logging
 import re
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import pydantic
 
 from eventide import types
+from eventide._json import JsonValue
 from eventide.errors import ToolArgumentsError
 from eventide.tools.base_tool import BaseTool
 
 if TYPE_CHECKING:
     from eventide.contexts import ToolContext
 
-__all__ = ["ConfirmationPredicate", "FunctionTool", "ToolArgumentsError", "wrap_result"]
+__all__ = [
+    "ConfirmationPredicate",
+    "FunctionTool",
+    "ToolArgumentsError",
+    "strip_titles",
+    "wrap_result",
+]
 
 ConfirmationPredicate = Callable[..., Any]
 _CONTEXT_PARAM = "tool_context"
@@ -92,7 +99,7 @@ class FunctionTool(BaseTool):
     def get_declaration(self) -> types.FunctionDeclaration:
         if self._declaration is None:
             schema = self._args_model.model_json_schema()
-            _strip_titles(schema)
+            strip_titles(schema)
             self._declaration = types.FunctionDeclaration(
                 name=self.name,
                 description=self.description or None,
@@ -157,7 +164,7 @@ def wrap_result(result: Any) -> dict[str, Any]:
     if isinstance(result, pydantic.BaseModel):
         result = result.model_dump(mode="json")
     if isinstance(result, dict):
-        return result
+        return cast("dict[str, Any]", result)
     return {"result": result}
 
 
@@ -234,23 +241,25 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         elif section == "args":
             match = _ARG_LINE.match(line)
             if match and (current is None or len(line) - len(line.lstrip()) <= 4):
-                current = match.group(1).lstrip("*")
-                args[current] = match.group(3).strip()
+                name = match.group(1).lstrip("*")
+                args[name] = (match.group(3) or "").strip()
+                current = name
             elif current is not None and line.strip():
                 args[current] = f"{args[current]} {line.strip()}".strip()
     return "\n".join(description).strip(), args
 
 
-def _strip_titles(schema: Any) -> None:
-    """Remove pydantic's auto-generated ``title`` keys: noise in the model's prompt."""
+def strip_titles(schema: JsonValue) -> None:
+    """Remove pydantic's auto-generated ``title`` keys (noise in the model's prompt) from a
+    JSON schema, in place."""
     if isinstance(schema, dict):
         schema.pop("title", None)
         for key, value in schema.items():
             if key == "properties" and isinstance(value, dict):
                 for prop in value.values():
-                    _strip_titles(prop)
+                    strip_titles(prop)
             elif isinstance(value, dict | list):
-                _strip_titles(value)
+                strip_titles(value)
     elif isinstance(schema, list):
         for item in schema:
-            _strip_titles(item)
+            strip_titles(item)

@@ -157,7 +157,7 @@ class VertexAiSearchTool(GeminiBuiltInTool):
 
 
 def _missing_vertex_settings(env: Any) -> list[str]:
-    missing = []
+    missing: list[str] = []
     if env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() not in ("1", "true", "yes"):
         missing.append("GOOGLE_GENAI_USE_VERTEXAI=true")
     if not env.get("GOOGLE_CLOUD_PROJECT"):

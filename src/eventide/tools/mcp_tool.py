@@ -113,7 +113,8 @@ def call_result_to_response(result: Any) -> dict[str, Any]:
     """
     texts: list[str] = []
     others: list[dict[str, Any]] = []
-    for block in result.content or []:
+    blocks: list[Any] = result.content or []
+    for block in blocks:
         if getattr(block, "type", None) == "text":
             texts.append(block.text)
         else:

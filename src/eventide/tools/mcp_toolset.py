@@ -22,7 +22,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -345,7 +345,8 @@ def _consume_exception(future: asyncio.Future[Any]) -> None:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in exc.exceptions)
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        return "; ".join(_describe(e) for e in group.exceptions)
     return str(exc) or type(exc).__name__
 
 

@@ -14,7 +14,7 @@ import pydantic
 from eventide import types
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.tools.base_tool import BaseTool
-from eventide.tools.function_tool import _strip_titles
+from eventide.tools.function_tool import strip_titles
 
 if TYPE_CHECKING:
     from eventide.contexts import ToolContext
@@ -35,7 +35,7 @@ class SetModelResponseTool(BaseTool):
 
     def get_declaration(self) -> types.FunctionDeclaration:
         schema = self.output_schema.model_json_schema()
-        _strip_titles(schema)
+        strip_titles(schema)
         return types.FunctionDeclaration(
             name=self.name, description=self.description, parameters_json_schema=schema
         )

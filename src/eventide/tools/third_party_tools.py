@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from eventide import types
 from eventide.errors import ConfigurationError, UsageError
 from eventide.tools.base_tool import BaseTool
+from eventide.tools.function_tool import strip_titles
 
 if TYPE_CHECKING:
     from eventide.contexts import ToolContext
@@ -36,15 +37,14 @@ def _args_schema(schema: Any) -> dict[str, Any]:
     if schema is None:
         return {"type": "object", "properties": {}}
     if isinstance(schema, dict):
-        return schema
+        return cast("dict[str, Any]", schema)
     json_schema = getattr(schema, "model_json_schema", None)
     if callable(json_schema):
-        result: dict[str, Any] = json_schema()
-        result.pop("title", None)
-        for prop in (result.get("properties") or {}).values():
-            if isinstance(prop, dict):
-                prop.pop("title", None)
-        return result
+        result = json_schema()
+        assert isinstance(result, dict)
+        schema_dict = cast("dict[str, Any]", result)
+        strip_titles(schema_dict)
+        return schema_dict
     raise UsageError(
         f"The wrapped tool's args_schema must be a pydantic model or a dict; got {schema!r}."
     )

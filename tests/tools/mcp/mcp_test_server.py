@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -74,7 +75,7 @@ def run_with_api_key(port: int, api_key: str) -> None:
 
     app = server.streamable_http_app()
 
-    async def guarded(scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = dict(scope["headers"])
             is_call = headers.get(b"mcp-method") == b"tools/call"
