@@ -192,7 +192,8 @@ def test_ollama_provider_url(
         monkeypatch.setenv("OLLAMA_HOST", setting)
     provider = OpenAIProvider.ollama()
     assert (provider.base_url, provider.name, provider.custom_server) == (url, "Ollama", True)
-    assert OpenAILlm(model="ollama/llama3.2").get_provider().base_url == url
+    made = OpenAILlm(model="ollama/llama3.2").get_provider()
+    assert isinstance(made, OpenAIProvider) and made.base_url == url
 
 
 async def test_provider_names_the_server_in_errors(server: FakeProviderServer) -> None:
