@@ -13,6 +13,7 @@ when the server is unreachable), one Runner on an app with
 Then turns alternate between the two sessions (the order flips each round) and each turn is
 timed from the ``run_async`` call to its last event, compaction included when it is due (the
 summarizer is a scripted model with a fixed cost of zero, so the figure is the runtime's).
+For contrast, the same big session in memory with compaction off.
 Reported: median and p90 per session, the ratio big / small of the medians, and the size of
 the request the agent's model received last in each session (contents and characters), which
 must stay bounded however long the session is.
@@ -123,11 +124,30 @@ async def bench_backend(
     return result
 
 
+async def bench_uncompacted(big_events: int, rounds: int) -> dict[str, Any]:
+    """The same big session in memory with compaction off: what compaction saves."""
+    service = InMemorySessionService()
+    model = FunctionModel(function=_reply)
+    runner = Runner(
+        app_name="plain", agent=LlmAgent(name="notes", model=model), session_service=service
+    )
+    await service.create_session(app_name="plain", user_id="u", session_id="big")
+    for i in range(big_events // 2):
+        await _turn(runner, "big", f"note {i}")
+    times = [await _turn(runner, "big", f"round {r}") for r in range(rounds)]
+    await runner.close()
+    return {
+        "turn_median_us": round(statistics.median(times) * 1e6, 1),
+        "last_request": _request_size(model),
+    }
+
+
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     big = 1000 if args.quick else 5000
     rounds = 40 if args.quick else 200
     results: dict[str, Any] = {"big_events_target": big, "rounds": rounds}
     results["memory"] = await bench_backend(InMemorySessionService(), big_events=big, rounds=rounds)
+    results["memory_without_compaction"] = await bench_uncompacted(big, rounds)
     from eventide.sessions.sql_session_service import SqlSessionService
 
     with tempfile.TemporaryDirectory() as folder:
@@ -199,6 +219,12 @@ def _table(results: dict[str, Any]) -> str:
                 f"| {row['turn_p90_us']} | {ratio} | {row['last_request']['contents']} "
                 f"| {row['last_request']['characters']} |"
             )
+    plain = results["memory_without_compaction"]
+    lines.append(
+        f"| memory, compaction off | {results['big_events_target']}+ | "
+        f"{plain['turn_median_us']} | | | {plain['last_request']['contents']} "
+        f"| {plain['last_request']['characters']} |"
+    )
     return "\n".join(lines)
 
 

@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (imported on first 
         EventsCompactionConfig,
         LlmEventSummarizer,
     )
+    from eventide.history.context_limits import ContextLimit
     from eventide.memory.sql_memory_service import SqlMemoryService
     from eventide.models.anthropic_llm import AnthropicLlm, Claude
     from eventide.models.gemini_llm import Gemini, GeminiLlm
@@ -101,6 +102,7 @@ _LAZY: dict[str, str] = {
     "BuiltInCodeExecutor": "eventide.code_executors",
     "BuiltInPlanner": "eventide.planners",
     "Claude": "eventide.models.anthropic_llm",
+    "ContextLimit": "eventide.history.context_limits",
     "CrewaiTool": "eventide.tools.third_party_tools",
     "EventsCompactionConfig": "eventide.history.compaction",
     "FileArtifactService": "eventide.artifacts.file_artifact_service",
@@ -152,6 +154,7 @@ __all__ = [
     "BuiltInPlanner",
     "CallbackContext",
     "Claude",
+    "ContextLimit",
     "CrewaiTool",
     "Event",
     "EventActions",

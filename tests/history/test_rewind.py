@@ -175,3 +175,31 @@ async def test_rewind_to_an_unknown_invocation_or_another_sessions_fails_cleanly
     assert await stores.artifacts.list_versions(
         app_name=stores.app, user_id=stores.user, session_id="s", filename="notes.txt"
     ) == [0, 1, 2]
+
+
+async def test_after_a_rewind_the_agent_of_a_rewound_turn_no_longer_keeps_the_conversation(
+    stores: Stores,
+) -> None:
+    """Rule (sticky routing): a turn transferred to a sub-agent and then rewound does not
+    leave that sub-agent answering the next turn; the root answers as before it."""
+    from eventide import LlmAgent, Runner
+    from eventide.testing import ScriptedModel, tool_call_response
+
+    root_model = ScriptedModel(
+        responses=[tool_call_response(("transfer_to_agent", {"agent_name": "billing"})), "root"]
+    )
+    billing_model = ScriptedModel(responses=["billing here"])
+    billing = LlmAgent(name="billing", model=billing_model, description="Bills.")
+    root = LlmAgent(name="triage", model=root_model, sub_agents=[billing])
+    runner = Runner(app_name=stores.app, agent=root, session_service=stores.sessions)
+    await stores.sessions.create_session(app_name=stores.app, user_id=stores.user, session_id="s")
+    first = await turn(runner, stores.user, "s", "my invoice")
+    assert first[-1].author == "billing"
+
+    await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=first[0].invocation_id
+    )
+    second = await turn(runner, stores.user, "s", "hello")
+
+    assert [(e.author, e.text) for e in second] == [("triage", "root")]
+    assert billing_model.calls == 1

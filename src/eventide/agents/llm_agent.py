@@ -27,6 +27,7 @@ from eventide.flows.resolved_agent import (
     ToolErrorHook,
     TransferTarget,
 )
+from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -73,6 +74,8 @@ class LlmAgent(BaseAgent):
         planner: a ``BuiltInPlanner`` (the model's thinking, with its ``thinking_config``)
             or a ``PlanReActPlanner`` (plan, act, reason, answer).
         code_executor: ``BuiltInCodeExecutor()`` switches on Gemini's code execution.
+        context_limit: send only part of the history to the model: the last N invocations
+            and/or a token budget (``ContextLimit``); calls and responses stay paired.
         before_model_callback: ``(callback_context=, llm_request=)``; a returned
             ``LlmResponse`` skips the model call.
         after_model_callback: ``(callback_context=, llm_response=)``; a returned
@@ -105,6 +108,7 @@ class LlmAgent(BaseAgent):
     disallow_transfer_to_peers: bool = False
     planner: BasePlanner | None = Field(default=None, repr=False)
     code_executor: BaseCodeExecutor | None = Field(default=None, repr=False)
+    context_limit: ContextLimit | None = None
     before_model_callback: _Callbacks | None = Field(default=None, repr=False)
     after_model_callback: _Callbacks | None = Field(default=None, repr=False)
     on_model_error_callback: _Callbacks | None = Field(default=None, repr=False)
@@ -231,6 +235,30 @@ class LlmAgent(BaseAgent):
         root = self.root_agent
         parent = self.parent_agent
         targets = self.transfer_targets()
+        before_model: tuple[BeforeModelHook, ...] = ()
+        after_model: tuple[AfterModelHook, ...] = ()
+        on_model_error: tuple[ModelErrorHook, ...] = ()
+        before_tool: tuple[BeforeToolHook, ...] = ()
+        after_tool: tuple[AfterToolHook, ...] = ()
+        on_tool_error: tuple[ToolErrorHook, ...] = ()
+        if plugins.has_model_or_tool_hooks or any(
+            callbacks is not None
+            for callbacks in (
+                self.before_model_callback,
+                self.after_model_callback,
+                self.on_model_error_callback,
+                self.before_tool_callback,
+                self.after_tool_callback,
+                self.on_tool_error_callback,
+            )
+        ):
+            # Built only when some hook exists: a plain agent's record keeps the empty chains.
+            before_model = _before_model_chain(plugins, self.before_model_callback)
+            after_model = _after_model_chain(plugins, self.after_model_callback)
+            on_model_error = _model_error_chain(plugins, self.on_model_error_callback)
+            before_tool = _before_tool_chain(plugins, self.before_tool_callback)
+            after_tool = _after_tool_chain(plugins, self.after_tool_callback)
+            on_tool_error = _tool_error_chain(plugins, self.on_tool_error_callback)
         return ResolvedAgent(
             name=self.name,
             description=self.description,
@@ -245,15 +273,16 @@ class LlmAgent(BaseAgent):
             transfer_targets=tuple(TransferTarget(t.name, t.description) for t in targets),
             parent_name=parent.name if parent is not None and parent in targets else None,
             run_agent=self._run_agent_named,
-            before_model=_before_model_chain(plugins, self.before_model_callback),
-            after_model=_after_model_chain(plugins, self.after_model_callback),
-            on_model_error=_model_error_chain(plugins, self.on_model_error_callback),
-            before_tool=_before_tool_chain(plugins, self.before_tool_callback),
-            after_tool=_after_tool_chain(plugins, self.after_tool_callback),
-            on_tool_error=_tool_error_chain(plugins, self.on_tool_error_callback),
+            before_model=before_model,
+            after_model=after_model,
+            on_model_error=on_model_error,
+            before_tool=before_tool,
+            after_tool=after_tool,
+            on_tool_error=on_tool_error,
             static_instruction=_static_text(self.static_instruction),
             planner=self.planner,
             code_executor=self.code_executor,
+            context_limit=self.context_limit,
         )
 
     def _run_agent_named(

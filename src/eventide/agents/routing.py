@@ -15,7 +15,8 @@ When a user message starts an invocation, the Runner picks the agent to run, in 
    no longer in the tree (it is skipped and the search goes on to the event before); or the
    last author cannot transfer back (a step of a workflow, a branch of a fan-out, an agent
    with ``disallow_transfer_to_parent``). Only the latest known author is considered: an
-   older, transferable author does not win over a newer one that cannot return.
+   older, transferable author does not win over a newer one that cannot return. Events of
+   turns taken back by a rewind are not considered.
 """
 
 from __future__ import annotations
@@ -52,8 +53,17 @@ def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
                         if found is not None:
                             return found
     # Otherwise the last agent that answered keeps the conversation, if it is transferable.
-    for event in reversed(events):
+    # Turns a rewind took back do not count (see eventide.history.rewind).
+    rewound: set[int] = set()
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
         if event.author == USER_AUTHOR:
+            if event.actions.rewind_before_invocation_id is not None and not rewound:
+                from eventide.history.model_view import rewound_positions
+
+                rewound = rewound_positions(events)
+            continue
+        if index in rewound:
             continue
         agent = root.find_agent(event.author)
         if agent is None:

@@ -191,6 +191,10 @@ class ContentsCache:
         self._max = max_sessions
         self._views = ModelViewCache(max_sessions)
 
+    def view(self, session_id: str, events: Sequence[Event]) -> Sequence[Event]:
+        """The session's model view (see :mod:`eventide.history.model_view`), kept current."""
+        return self._views.view(session_id, events)[0]
+
     def contents(
         self, session_id: str, events: Sequence[Event], *, agent_name: str, branch: str | None
     ) -> list[types.Content]:

@@ -91,9 +91,16 @@ def _insert_turn_instructions(contents: list[types.Content], text: str) -> None:
 
 
 def contents_for(agent: ResolvedAgent, ctx: InvocationContext) -> list[types.Content]:
-    """The conversation ``agent`` sends to its model now (see ``include_contents``)."""
+    """The conversation ``agent`` sends to its model now (see ``include_contents`` and
+    ``context_limit``)."""
     events = ctx.session.events
     cache = ctx.contents_cache
+    if agent.context_limit is not None and agent.include_contents != "none":
+        from eventide.history.context_limits import limited_contents
+        from eventide.history.model_view import model_view
+
+        view = cache.view(ctx.session.id, events) if cache is not None else model_view(events)
+        return limited_contents(view, agent.context_limit, agent_name=agent.name, branch=ctx.branch)
     if agent.include_contents == "none" or cache is None:
         return build_contents(
             events,

@@ -19,6 +19,7 @@ from eventide import types
 from eventide.code_executors import BaseCodeExecutor
 from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
 from eventide.events import Event
+from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -100,6 +101,7 @@ class ResolvedAgent:
         static_instruction: instruction text sent first and verbatim, if any.
         planner: shapes each request and the model's parts, if any.
         code_executor: changes each request (e.g. Gemini's code execution), if any.
+        context_limit: how much history the model gets, if limited.
     """
 
     name: str
@@ -124,3 +126,4 @@ class ResolvedAgent:
     static_instruction: str | None = None
     planner: BasePlanner | None = None
     code_executor: BaseCodeExecutor | None = None
+    context_limit: ContextLimit | None = None

@@ -105,6 +105,16 @@ class PluginManager(BasePlugin):
         self._after_tool = by_hook[BasePlugin.after_tool_callback]
         self._on_tool_error = by_hook[BasePlugin.on_tool_error_callback]
 
+        # Whether resolving an LlmAgent needs to build hook chains for plugins at all.
+        self.has_model_or_tool_hooks = bool(
+            self._before_model
+            or self._after_model
+            or self._on_model_error
+            or self._before_tool
+            or self._after_tool
+            or self._on_tool_error
+        )
+
     def overrides(self, hook: Callable[..., Any]) -> bool:
         """True when some plugin overrides ``hook``, a ``BasePlugin`` method such as
         ``BasePlugin.on_event_callback`` (callers skip building the arguments otherwise)."""

@@ -217,9 +217,10 @@ class SqlSessionService(BaseSessionService):
             app_name=app_name,
             user_id=user_id,
             state=loaded.state,
-            events=self._parse(loaded.events, app_name, user_id, session_id),
             last_update_time=loaded.update_time,
         )
+        # Parsed events are Event instances: set without validating each one again.
+        session.events = self._parse(loaded.events, app_name, user_id, session_id)
         session.log_position = loaded.last_seq
         return session
 
@@ -268,9 +269,9 @@ class SqlSessionService(BaseSessionService):
             app_name=app_name,
             user_id=user_id,
             state=loaded.state,
-            events=list(events),
             last_update_time=loaded.update_time,
         )
+        session.events = list(events)  # parsed Event instances: no need to validate again
         session.log_position = loaded.last_seq
         return session
 
