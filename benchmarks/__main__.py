@@ -34,6 +34,7 @@ EXTRA_SCRIPTS = (
     "bench_server.py",
     "bench_parallel.py",
     "bench_durable.py",
+    "bench_dbos.py",
 )
 EXTRA_ROWS_PER_SCRIPT = 30
 # Scenarios whose --quick size differs from the goal's (100 sessions, 60 turns).

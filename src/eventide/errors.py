@@ -54,6 +54,7 @@ __all__ = [
     "InvalidArtifactNameError",
     "InvalidEvalFileError",
     "InvalidStateValueError",
+    "InvocationFailedError",
     "InvocationNotFoundError",
     "LimitExceededError",
     "LlmCallsLimitExceededError",
@@ -285,6 +286,10 @@ class McpConnectionError(ToolError):
 
 class BackendError(EventideError):
     """A session, artifact or memory store failed; what was committed before is intact."""
+
+
+class InvocationFailedError(BackendError):
+    """An invocation run on DBOS workers ended in error or was cancelled (see the message)."""
 
 
 class StaleSessionError(BackendError):

@@ -14,6 +14,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ConfigDict, Field, model_validator
 
+from eventide._json import JsonObject, JsonValue
 from eventide._model import (
     EventideModel,
     camel_case_keys,
@@ -36,6 +37,8 @@ __all__ = [
     "GroundingChunkWeb",
     "GroundingMetadata",
     "GroundingSupport",
+    "JsonObject",
+    "JsonValue",
     "Part",
     "RetrievedContext",
     "Schema",

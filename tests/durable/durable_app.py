@@ -74,7 +74,11 @@ class Probe:
             raise Crash(name)
         if self.kill_at == name:
             assert self.signal is not None
-            self.signal.write_text(name)
+            if self.signal.exists():
+                return  # already killed once (another worker process runs it again)
+            partial = self.signal.with_name(self.signal.name + ".tmp")
+            partial.write_text(f"{name} {os.getpid()}")
+            partial.rename(self.signal)  # atomic: a reader never sees it half written
             time.sleep(60)  # the test kills the process long before this ends
             raise AssertionError(f"the test did not kill the process at {name}")
 

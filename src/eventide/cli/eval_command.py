@@ -21,7 +21,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from eventide._json import JsonValue
 from eventide.apps.demo_model import prepare_models
 from eventide.apps.loader import load_app, resolve_app
 from eventide.errors import UsageError
@@ -48,7 +47,7 @@ from eventide.evaluation.store import (
     InvalidEvalFileError,
     load_eval_set_file,
 )
-from eventide.types import FunctionCall
+from eventide.types import FunctionCall, JsonValue
 
 __all__ = ["EvalOptions", "run_eval_command"]
 

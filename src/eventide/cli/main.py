@@ -248,10 +248,70 @@ def _serve_options(command: Any) -> Any:
             show_default=True,
             help="The server's log level ('warning' drops the line per request).",
         ),
+        click.option(
+            "--workers",
+            type=click.Choice(["local", "dbos"]),
+            default="local",
+            show_default=True,
+            help="Where turns run: in this process, or enqueued for `eventide worker` "
+            "processes (DBOS over PostgreSQL; needs --session-db on the workers' database).",
+        ),
+        click.option(
+            "--dbos-db",
+            envvar="EVENTIDE_DBOS_DB",
+            help="With --workers dbos: PostgreSQL URL of the DBOS tables (default: --session-db).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
     return command
+
+
+@cli.command(epilog=_EPILOG)
+@click.argument("apps_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+@click.option(
+    "--database",
+    envvar="EVENTIDE_DBOS_DB",
+    required=True,
+    help="PostgreSQL URL of the DBOS tables (the invocation queue); the same for every "
+    "worker and server of one deployment.",
+)
+@click.option(
+    "--session-db",
+    envvar="EVENTIDE_SESSION_DB",
+    help="Database URL for sessions (default: --database).",
+)
+@click.option(
+    "--executor-id",
+    envvar="EVENTIDE_EXECUTOR_ID",
+    required=True,
+    help="This worker's id, unique among the workers (e.g. the host name and a number).",
+)
+@click.option("--concurrency", type=int, help="Invocations running at once, all workers.")
+@click.option("--worker-concurrency", type=int, help="Invocations running at once here.")
+def worker(
+    apps_dir: Path,
+    database: str,
+    session_db: str | None,
+    executor_id: str,
+    concurrency: int | None,
+    worker_concurrency: int | None,
+) -> None:
+    """Run the invocations queued for the apps in APPS_DIR (DBOS workers over PostgreSQL)."""
+    from eventide.cli.worker_command import run_worker
+
+    try:
+        run_worker(
+            apps_dir=apps_dir,
+            database=database,
+            session_db=session_db,
+            executor_id=executor_id,
+            concurrency=concurrency,
+            worker_concurrency=worker_concurrency,
+        )
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    sys.exit(EXIT_OK)
 
 
 @cli.command("api-server", epilog=_EPILOG)
@@ -298,11 +358,14 @@ def _serve(
     cors: tuple[str, ...],
     trace: bool,
     log_level: str,
+    workers: str,
+    dbos_db: str | None,
 ) -> None:
     console, _ = _consoles()
     try:
+        queue = _invocation_queue(workers, dbos_db, session_db)
         api, apps = _build_server(
-            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui
+            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui, queue
         )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
@@ -330,6 +393,7 @@ def _build_server(
     web: bool,
     console: Console,
     adk_ui: Path | None = None,
+    invocation_queue: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -381,8 +445,28 @@ def _build_server(
         cors_origins=list(cors) or None,
         web=web,
         adk_ui=adk_ui,
+        invocation_queue=invocation_queue,
     )
     return api, folders
+
+
+def _invocation_queue(workers: str, dbos_db: str | None, session_db: str | None) -> Any:
+    """The DBOS queue turns are enqueued on with ``--workers dbos`` (None for local turns)."""
+    if workers != "dbos":
+        return None
+    database = dbos_db or session_db
+    if database is None or not database.startswith(("postgresql", "postgres")):
+        raise UsageError(
+            "--workers dbos needs the workers' PostgreSQL database: pass --session-db "
+            "postgresql://... (and --dbos-db if DBOS's tables live elsewhere)."
+        )
+    try:
+        from eventide.durable.dbos_workers import InvocationQueue
+    except ImportError as exc:
+        raise UsageError(
+            "--workers dbos needs the dbos extra: pip install 'eventide[dbos]'."
+        ) from exc
+    return InvocationQueue(database)
 
 
 @cli.command()

@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import RedirectResponse
@@ -35,12 +35,16 @@ from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
 from eventide.server.info_routes import add_info_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
+from eventide.server.queued_turns import QueuedTurns
 from eventide.server.run_routes import InflightTurns, add_run_routes
 from eventide.server.session_routes import add_session_routes
 from eventide.server.trace_store import TraceStore, build_trace_recording
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.web import STATIC_DIR as WEB_STATIC
+
+if TYPE_CHECKING:
+    from eventide.durable.dbos_workers import InvocationQueue
 
 __all__ = ["create_app"]
 
@@ -70,6 +74,7 @@ def create_app(
     adk_ui: str | Path | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     traces: bool = True,
+    invocation_queue: InvocationQueue | None = None,
 ) -> FastAPI:
     """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
 
@@ -96,6 +101,9 @@ def create_app(
         traces: record each turn's spans in memory (when the OpenTelemetry SDK is
             installed) and serve them on ``/dev/apps/{app}/debug/trace/...`` for the dev
             UIs' trace views.
+        invocation_queue: run ``/run`` and ``/run_sse`` turns on DBOS workers through this
+            queue (``eventide.durable.dbos_workers``) instead of in this process; the
+            services must use the workers' session database.
 
     Raises:
         AppLoadError: ``apps_dir`` is not a folder.
@@ -181,7 +189,8 @@ def create_app(
     _use_camel_case_schemas(api)
     add_info_routes(api, registry)
     add_session_routes(api, registry)
-    add_run_routes(api, registry, inflight)
+    queued = QueuedTurns(invocation_queue) if invocation_queue is not None else None
+    add_run_routes(api, registry, inflight, queued)
     add_artifact_routes(api, registry)
     add_history_routes(api, registry)
     add_eval_routes(api, registry)

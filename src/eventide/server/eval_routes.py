@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import BaseModel, ValidationError
 
-from eventide._json import JsonValue
 from eventide.errors import AppLoadError, AppNotFoundError
 from eventide.evaluation.eval_set import (
     EvalCase,
@@ -50,6 +49,7 @@ from eventide.evaluation.store import (
 )
 from eventide.server.app_registry import AppRegistry
 from eventide.server.json_responses import known_app
+from eventide.types import JsonValue
 
 __all__ = ["add_eval_routes"]
 

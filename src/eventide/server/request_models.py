@@ -12,9 +12,8 @@ from typing import Any, cast
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from eventide import types
-from eventide._json import JsonObject, JsonValue
 from eventide.events import Event
-from eventide.types import snake_case_keys
+from eventide.types import JsonObject, JsonValue, snake_case_keys
 
 __all__ = [
     "CreateSessionBody",

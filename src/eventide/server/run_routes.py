@@ -33,6 +33,7 @@ from eventide.errors import (
 from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppRegistry
+from eventide.server.queued_turns import QueuedTurns
 from eventide.server.request_models import RunAgentRequest
 from eventide.server.sse_batching import batch_ready_frames
 from eventide.types import camel_case_keys
@@ -77,8 +78,14 @@ class InflightTurns:
         return True
 
 
-def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns) -> None:
-    """Register ``/run`` and ``/run_sse`` on ``api``."""
+def add_run_routes(
+    api: FastAPI,
+    registry: AppRegistry,
+    inflight: InflightTurns,
+    queued: QueuedTurns | None = None,
+) -> None:
+    """Register ``/run`` and ``/run_sse`` on ``api`` (turns run on DBOS workers when
+    ``queued`` is given, in this process otherwise)."""
 
     async def start(
         body: RunAgentRequest,
@@ -95,13 +102,16 @@ def add_run_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns)
         except AppLoadError as exc:
             raise HTTPException(500, detail=str(exc)) from exc
         mode = StreamingMode.SSE if body.streaming else StreamingMode.NONE
-        events = runner.run_async(
-            user_id=body.user_id,
-            session_id=body.session_id,
-            new_message=body.new_message,
-            state_delta=body.state_delta,
-            run_config=RunConfig(streaming_mode=mode),
-        )
+        if queued is not None:
+            events = queued.events(runner, body)
+        else:
+            events = runner.run_async(
+                user_id=body.user_id,
+                session_id=body.session_id,
+                new_message=body.new_message,
+                state_delta=body.state_delta,
+                run_config=RunConfig(streaming_mode=mode),
+            )
         inflight.enter()
         try:
             first = await anext(events)

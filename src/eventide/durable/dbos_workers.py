@@ -1,0 +1,380 @@
+"""Invocations on DBOS workers: past one machine, over PostgreSQL (the ``dbos`` extra).
+
+`DBOS Transact <https://docs.dbos.dev>`_ keeps durable workflows and queues in PostgreSQL and
+runs inside the worker processes (no other server). Here each invocation is one DBOS workflow,
+enqueued on the queue ``eventide_invocations`` (a global concurrency limit, and optionally a
+per-worker one). Any number of :class:`DbosWorker` processes, on any machines, dequeue and run
+them; a client (:class:`InvocationQueue`) enqueues and streams each invocation's events as
+they are committed, by polling the session log.
+
+Steps: the workflow's step checkpoints are Eventide's own committed events. The invocation
+runs resumably (the worker turns ``ResumabilityConfig(is_resumable=True)`` on), so when DBOS
+runs a workflow again (its worker died) it calls ``Runner.resume_async``: committed model
+responses are not requested again and committed tool responses are not re-run, the same
+guarantee DBOS steps give, without a second copy of each model and tool result in DBOS's tables.
+
+Recovery across machines: DBOS recovers a dead executor's workflows when told to (Conductor, or
+its admin API). Each worker holds a PostgreSQL advisory lock named after its executor id for
+as long as it lives; every ``liveness_interval`` seconds a worker looks for pending invocation
+workflows of other executors, and for an executor whose lock it can take (that process is
+gone) it asks DBOS to resume them (``DBOS.resume_workflow``: DBOS re-enqueues each, and its
+atomic dequeue lets exactly one worker run it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from dbos import DBOS, DBOSClient, EnqueueOptions
+from sqlalchemy.exc import OperationalError
+
+from eventide import types
+from eventide._database_urls import normalize_database_url
+from eventide._ids import new_invocation_id
+from eventide.durable.log import ENDED, FINISHED, invocation_mark
+from eventide.durable.plan import unfinished_invocation
+from eventide.errors import BackendError, InvocationFailedError, UsageError
+from eventide.events import Event
+from eventide.runner import Runner
+from eventide.sessions.base_session_service import BaseSessionService
+
+__all__ = [
+    "QUEUE_NAME",
+    "WORKFLOW_NAME",
+    "DbosWorker",
+    "InvocationFailedError",
+    "InvocationQueue",
+    "RunnerFactory",
+]
+
+WORKFLOW_NAME = "eventide_invocation"
+QUEUE_NAME = "eventide_invocations"
+_DBOS_APP_NAME = "eventide"
+_LOCK_PREFIX = "eventide-worker:"
+
+RunnerFactory = Callable[[str], Runner]
+"""Builds the Runner of an app by name, on the worker's event loop (its session service
+connects there); it must return a resumable Runner."""
+
+
+# The worker's runners, built on DBOS's event loop on first use (one worker per process).
+_factory: RunnerFactory | None = None
+_runners: dict[str, Runner] = {}
+
+
+@DBOS.workflow(name=WORKFLOW_NAME)
+async def _run_invocation(
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    message: str | dict[str, Any] | None,
+    invocation_id: str,
+) -> int:
+    """One invocation; on a second run (the first worker died) it resumes from the log.
+
+    A storage failure (a lost connection, a full server) does not fail the workflow at once:
+    the invocation continues from its committed events after a pause, a few times.
+    """
+    runner = _runner(app_name)
+    for attempt in range(_STORAGE_ATTEMPTS):
+        try:
+            return await _run_or_resume(runner, user_id, session_id, message, invocation_id)
+        except BackendError:
+            if attempt == _STORAGE_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(0.5 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+_STORAGE_ATTEMPTS = 5
+
+
+async def _run_or_resume(
+    runner: Runner,
+    user_id: str,
+    session_id: str,
+    message: str | dict[str, Any] | None,
+    invocation_id: str,
+) -> int:
+    session = await runner.session_service.get_session(
+        app_name=runner.app_name, user_id=user_id, session_id=session_id
+    )
+    if session is None:
+        raise UsageError(
+            f"Session {session_id!r} of app {runner.app_name!r} does not exist; create it "
+            "before enqueueing an invocation in it."
+        )
+    committed = [e for e in session.events if e.invocation_id == invocation_id]
+    if not committed:
+        content = types.Content.model_validate(message) if isinstance(message, dict) else message
+        events = runner.run_async(
+            user_id=user_id, session_id=session_id, new_message=content, invocation_id=invocation_id
+        )
+    elif unfinished_invocation(session) == invocation_id:
+        events = runner.resume_async(
+            user_id=user_id, session_id=session_id, invocation_id=invocation_id
+        )
+    else:
+        return 0  # it finished before the worker that ran it died: nothing to do
+    count = 0
+    async for _ in events:
+        count += 1
+    return count
+
+
+def _runner(app_name: str) -> Runner:
+    runner = _runners.get(app_name)
+    if runner is None:
+        if _factory is None:
+            raise UsageError("No DbosWorker was started in this process.")
+        runner = _runners[app_name] = _factory(app_name)
+        if not runner.resumable:
+            raise UsageError(
+                f"The runner of app {app_name!r} is not resumable; a DBOS worker needs "
+                "App(..., resumability_config=ResumabilityConfig(is_resumable=True)) so a "
+                "recovered invocation continues from its committed events."
+            )
+    return runner
+
+
+def _sync_url(url: str) -> str:
+    """A PostgreSQL URL for DBOS's synchronous driver (psycopg)."""
+    normalized = normalize_database_url(url)
+    if not normalized.startswith("postgresql"):
+        raise UsageError(f"DBOS needs a PostgreSQL URL (postgresql://...), got {url!r}.")
+    return "postgresql://" + normalized.split("://", 1)[1]
+
+
+def _unreachable(url: str, error: BaseException) -> BackendError:
+    return BackendError(
+        f"The DBOS system database at {url!r} is not reachable ({type(error).__name__}: "
+        f"{error}). Check that PostgreSQL runs there and the database exists; nothing was "
+        "enqueued or lost."
+    )
+
+
+@dataclass(slots=True, kw_only=True)
+class DbosWorker:
+    """A worker process's DBOS executor: dequeues invocations and runs them.
+
+    Attributes:
+        runner_factory: builds the resumable Runner of an app by name.
+        system_database_url: PostgreSQL database of DBOS's tables (schema ``dbos``); every
+            worker and client of one deployment uses the same one.
+        executor_id: unique per worker process (DBOS tags the workflows it runs with it).
+        concurrency: the most invocations running at once across all workers (None: no limit).
+        worker_concurrency: the most on this worker at once (None: no limit).
+        polling_interval: seconds between this worker's looks at the queue.
+        liveness_interval: seconds between this worker's looks for dead workers' invocations.
+        pool_size: connections DBOS keeps to its database (the worker also holds 2 for its
+            liveness lock and checks; size PostgreSQL's max_connections for every worker).
+    """
+
+    runner_factory: RunnerFactory
+    system_database_url: str
+    executor_id: str
+    concurrency: int | None = None
+    worker_concurrency: int | None = None
+    polling_interval: float = 0.1
+    liveness_interval: float = 1.0
+    pool_size: int = 4
+    _engine: sa.Engine | None = None
+    _lock_connection: sa.Connection | None = None
+    _stop: threading.Event | None = None
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Take this worker's liveness lock, launch DBOS, start dequeuing and watching."""
+        global _factory
+        url = _sync_url(self.system_database_url)
+        self._engine = sa.create_engine(
+            url.replace("postgresql://", "postgresql+psycopg://"), pool_size=2, max_overflow=0
+        )
+        try:
+            self._lock_connection = self._engine.connect()
+        except OperationalError as exc:
+            raise _unreachable(self.system_database_url, exc) from exc
+        # Held for the life of the process: PostgreSQL releases it when the process dies.
+        self._lock_connection.execute(
+            sa.text("SELECT pg_advisory_lock(hashtext(:key))"),
+            {"key": _LOCK_PREFIX + self.executor_id},
+        )
+        self._lock_connection.commit()
+        _factory = self.runner_factory
+        DBOS(
+            config={
+                "name": _DBOS_APP_NAME,
+                "system_database_url": url,
+                "executor_id": self.executor_id,
+                "sys_db_pool_size": self.pool_size,
+            }
+        )
+        DBOS.launch()
+        DBOS.register_queue(
+            QUEUE_NAME,
+            global_concurrency=self.concurrency,
+            worker_concurrency=self.worker_concurrency,
+            polling_interval_sec=self.polling_interval,
+        )
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._watch, name="eventide-dbos-liveness", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop dequeuing, shut DBOS down and release the liveness lock."""
+        global _factory
+        if self._stop is not None:
+            self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        DBOS.destroy()
+        _factory = None
+        _runners.clear()
+        if self._lock_connection is not None:
+            self._lock_connection.close()
+        if self._engine is not None:
+            self._engine.dispose()
+
+    def recover_dead_workers(self) -> list[str]:
+        """Resume the pending invocations of workers whose process is gone; their ids."""
+        assert self._engine is not None
+        pending = DBOS.list_workflows(
+            status="PENDING", name=WORKFLOW_NAME, load_input=False, load_output=False
+        )
+        others = {w.executor_id for w in pending if w.executor_id} - {self.executor_id}
+        resumed: list[str] = []
+        for executor_id in sorted(others):
+            key = {"key": _LOCK_PREFIX + executor_id}
+            with self._engine.connect() as connection:
+                alive = not connection.execute(
+                    sa.text("SELECT pg_try_advisory_lock(hashtext(:key))"), key
+                ).scalar()
+                if alive:
+                    continue
+                try:
+                    # Listed again under the lock: only the dead worker's own workflows.
+                    for workflow in DBOS.list_workflows(
+                        status="PENDING",
+                        name=WORKFLOW_NAME,
+                        executor_id=executor_id,
+                        load_input=False,
+                        load_output=False,
+                    ):
+                        DBOS.resume_workflow(workflow.workflow_id)
+                        resumed.append(workflow.workflow_id)
+                finally:
+                    connection.execute(sa.text("SELECT pg_advisory_unlock(hashtext(:key))"), key)
+                    connection.commit()
+        return resumed
+
+    def _watch(self) -> None:
+        assert self._stop is not None
+        while not self._stop.wait(self.liveness_interval):
+            try:
+                self.recover_dead_workers()
+            except Exception as exc:  # the next round tries again
+                DBOS.logger.warning(f"eventide: looking for dead workers failed: {exc}")
+
+
+class InvocationQueue:
+    """The client side: enqueue invocations for the workers, follow their events.
+
+    Args:
+        system_database_url: the DBOS system database the workers use.
+    """
+
+    def __init__(self, system_database_url: str) -> None:
+        self._url = system_database_url
+        try:
+            self._client = DBOSClient(
+                system_database_url=_sync_url(system_database_url), system_database_pool_size=2
+            )
+        except OperationalError as exc:
+            raise _unreachable(system_database_url, exc) from exc
+
+    def enqueue(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | str,
+        invocation_id: str | None = None,
+    ) -> str:
+        """Enqueue one invocation (the session must exist); returns its invocation id, which
+        is also its DBOS workflow id (enqueueing the same id again does nothing)."""
+        invocation_id = invocation_id or new_invocation_id()
+        message: str | dict[str, Any] = (
+            new_message
+            if isinstance(new_message, str)
+            else new_message.model_dump(mode="json", exclude_none=True)
+        )
+        options: EnqueueOptions = {
+            "workflow_name": WORKFLOW_NAME,
+            "queue_name": QUEUE_NAME,
+            "workflow_id": invocation_id,
+            "workflow_id_reuse_policy": "return-existing",
+            "application_name": _DBOS_APP_NAME,
+        }
+        try:
+            self._client.enqueue(options, app_name, user_id, session_id, message, invocation_id)
+        except OperationalError as exc:
+            raise _unreachable(self._url, exc) from exc
+        return invocation_id
+
+    def status(self, invocation_id: str) -> str | None:
+        """The workflow's DBOS status (ENQUEUED, PENDING, SUCCESS, ERROR, ...), or None."""
+        found = self._client.list_workflows(
+            workflow_ids=[invocation_id], load_input=False, load_output=False
+        )
+        return str(found[0].status) if found else None
+
+    async def events(
+        self,
+        session_service: BaseSessionService,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        invocation_id: str,
+        poll_interval: float = 0.05,
+    ) -> AsyncGenerator[Event, None]:
+        """Yield the invocation's events as they are committed, until it finishes.
+
+        Raises:
+            InvocationFailedError: its workflow ended in error or was cancelled.
+        """
+        seen: set[str] = set()
+        while True:
+            session = await session_service.get_session(
+                app_name=app_name, user_id=user_id, session_id=session_id
+            )
+            done = False
+            for event in session.events if session is not None else ():
+                if event.invocation_id != invocation_id or event.id in seen:
+                    continue
+                seen.add(event.id)
+                yield event
+                if invocation_mark(event) in (FINISHED, ENDED):
+                    done = True
+            if done:
+                return
+            status = await asyncio.to_thread(self.status, invocation_id)
+            if status in ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+                raise InvocationFailedError(
+                    f"Invocation {invocation_id!r} stopped on the workers: its DBOS workflow "
+                    f"is {status}. Its committed events stay in the session; resume it with "
+                    "Runner.resume_async or enqueue a new message."
+                )
+            await asyncio.sleep(poll_interval)
+
+    def close(self) -> None:
+        """Close the client's database connections."""
+        self._client.destroy()

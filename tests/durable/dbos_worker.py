@@ -1,0 +1,80 @@
+"""A DBOS worker process for the tests: ``python -m tests.durable.dbos_worker EXECUTOR_ID
+DATABASE_URL [WORKER_CONCURRENCY]``.
+
+It runs two apps from one PostgreSQL database (DBOS's tables and the sessions): ``durable_app``
+(``tests/durable/durable_app.py``, with the kill point of ``DURABLE_KILL_AT``) and ``quick`` (one
+tool call, then an answer; every tool call logged to the ledger). It prints ``ready`` once it
+dequeues, and stops cleanly on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from eventide import App, LlmAgent, ResumabilityConfig, Runner, ToolContext
+from eventide.durable.dbos_workers import DbosWorker
+from eventide.models.llm_request import LlmRequest
+from eventide.models.llm_response import LlmResponse
+from eventide.sessions import SqlSessionService
+from eventide.testing import FunctionModel, text_response, tool_call_response
+from tests.durable.durable_app import Probe, build_app
+
+
+def quick_app(probe: Probe) -> App:
+    """One tool call (logged with its call id), then an answer."""
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        last = request.contents[-1].parts or []
+        if last and last[-1].function_response is not None:
+            return text_response(f"done: {last[-1].function_response.response}")
+        return tool_call_response(("add", {"a": 2, "b": 3}))
+
+    def add(a: int, b: int, tool_context: ToolContext) -> dict[str, Any]:
+        """Add two numbers."""
+        probe.log(f"start add {tool_context.function_call_id}")
+        return {"sum": a + b}
+
+    return App(
+        name="quick",
+        root_agent=LlmAgent(name="adder", model=FunctionModel(function=answer), tools=[add]),
+        resumability_config=ResumabilityConfig(is_resumable=True),
+    )
+
+
+def main(executor_id: str, database_url: str, worker_concurrency: str | None = None) -> None:
+    signal_path = os.environ.get("DURABLE_SIGNAL")
+    probe = Probe(
+        Path(os.environ["DURABLE_LEDGER"]),
+        kill_at=os.environ.get("DURABLE_KILL_AT") or None,
+        signal=Path(signal_path) if signal_path else None,
+    )
+
+    def runner_for(app_name: str) -> Runner:
+        app = build_app(probe) if app_name == "durable_app" else quick_app(probe)
+        sessions = SqlSessionService(
+            database_url, engine_kwargs={"pool_size": 2, "max_overflow": 2}
+        )
+        return Runner(app=app, session_service=sessions)
+
+    worker = DbosWorker(
+        runner_factory=runner_for,
+        system_database_url=database_url,
+        executor_id=executor_id,
+        worker_concurrency=int(worker_concurrency) if worker_concurrency else None,
+        liveness_interval=0.5,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    worker.start()
+    print("ready", flush=True)
+    stop.wait()
+    worker.stop()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])

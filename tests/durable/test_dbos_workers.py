@@ -1,0 +1,344 @@
+"""Invocations on DBOS workers over PostgreSQL (issue 17): real worker processes, a real
+private database on the shared PostgreSQL server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from eventide import InMemorySessionService, Runner
+from eventide.durable.log import FINISHED, invocation_mark
+from eventide.errors import BackendError
+from eventide.sessions import SqlSessionService
+from tests.conftest import IN_CI
+from tests.durable.durable_app import Probe, build_app, normalized
+from tests.sessions.conftest import PG_URL, pg_admin, run_private
+
+pytest.importorskip("dbos")
+from eventide.durable.dbos_workers import InvocationQueue  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    """A private database (DBOS's tables and the sessions), dropped afterwards."""
+    name = f"eventide_dbos_{uuid.uuid4().hex[:12]}"
+    try:
+        run_private(pg_admin(f'CREATE DATABASE "{name}"'))
+    except (TimeoutError, OSError) as exc:
+        if IN_CI:
+            pytest.fail(f"PostgreSQL is unreachable: {exc} (CI=true: these tests must run)")
+        pytest.skip(f"PostgreSQL is unreachable: {exc}")
+    yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    run_private(pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+class Workers:
+    """Worker processes (``tests/durable/dbos_worker.py``) on one database."""
+
+    def __init__(self, database: str, tmp_path: Path, kill_at: str | None = None) -> None:
+        self.database = database
+        self.ledger = tmp_path / "ledger"
+        self.signal = tmp_path / "signal"
+        self.kill_at = kill_at
+        self.processes: dict[str, subprocess.Popen[str]] = {}
+
+    def start(self, *executor_ids: str, worker_concurrency: int | None = None) -> None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "DURABLE_LEDGER": str(self.ledger),
+            "DURABLE_KILL_AT": self.kill_at or "",
+            "DURABLE_SIGNAL": str(self.signal),
+        }
+        for executor_id in executor_ids:
+            args = [sys.executable, "-m", "tests.durable.dbos_worker", executor_id, self.database]
+            if worker_concurrency is not None:
+                args.append(str(worker_concurrency))
+            self.processes[executor_id] = subprocess.Popen(
+                args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        for executor_id in executor_ids:
+            process = self.processes[executor_id]
+            assert process.stdout is not None
+            line = process.stdout.readline()
+            if line.strip() != "ready":
+                process.kill()
+                raise AssertionError(f"worker {executor_id} did not start: {process.stderr}")
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for executor_id, process in self.processes.items():
+            try:
+                _, err = process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                _, err = process.communicate()
+            except ValueError:  # already collected (a killed worker)
+                continue
+            problems = [line for line in (err or "").splitlines() if "Error" in line]
+            if problems:
+                print(f"worker {executor_id} stderr:", *problems[-20:], sep="\n")
+
+    def ledger_lines(self) -> list[str]:
+        return self.ledger.read_text().splitlines() if self.ledger.exists() else []
+
+
+def _popen(command: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+async def _wait_for_status(
+    queue: InvocationQueue, invocation_ids: list[str], within: float
+) -> dict[str, str | None]:
+    deadline = time.monotonic() + within
+    while True:
+        statuses = {i: await asyncio.to_thread(queue.status, i) for i in invocation_ids}
+        if all(s in ("SUCCESS", "ERROR") for s in statuses.values()):
+            return statuses
+        if time.monotonic() > deadline:
+            return statuses
+        await asyncio.sleep(0.2)
+
+
+async def test_a_worker_killed_mid_invocation_is_finished_by_the_other(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 17 (DBOS): two worker processes; the one running the invocation is SIGKILLed
+    while a tool runs; the other recovers the invocation and completes it: the events and
+    state equal an uninterrupted run's, the interrupted tool call ran again with the same
+    call id and every other call ran once; the client streamed the events as committed."""
+    workers = Workers(database, tmp_path, kill_at="tool_running")
+    sessions = SqlSessionService(database)
+    queue = InvocationQueue(database)
+    try:
+        session = await sessions.create_session(app_name="durable_app", user_id="u")
+        workers.start("w1", "w2")
+        invocation_id = queue.enqueue(
+            app_name="durable_app", user_id="u", session_id=session.id, new_message="go"
+        )
+        streamed = []
+        stream = queue.events(
+            sessions,
+            app_name="durable_app",
+            user_id="u",
+            session_id=session.id,
+            invocation_id=invocation_id,
+        )
+        killed: str | None = None
+        async for event in stream:
+            streamed.append(event)
+            if killed is None and workers.signal.exists():
+                _, pid = workers.signal.read_text().split()
+                killed = next(e for e, p in workers.processes.items() if str(p.pid) == pid)
+                workers.processes[killed].send_signal(signal.SIGKILL)
+                workers.processes[killed].communicate(timeout=30)
+        assert killed is not None
+        assert workers.processes[killed].returncode == -signal.SIGKILL
+        statuses = await _wait_for_status(queue, [invocation_id], 60)
+        assert statuses[invocation_id] == "SUCCESS"
+
+        final = await sessions.get_session(
+            app_name="durable_app", user_id="u", session_id=session.id
+        )
+        assert final is not None
+        assert [e.id for e in streamed] == [
+            e.id for e in final.events if e.invocation_id == invocation_id
+        ]
+        assert invocation_mark(final.events[-1]) == FINISHED
+
+        baseline_probe = Probe(tmp_path / "baseline")
+        baseline_service = InMemorySessionService()
+        baseline_runner = Runner(app=build_app(baseline_probe), session_service=baseline_service)
+        base = await baseline_service.create_session(app_name="durable_app", user_id="u")
+        async for _ in baseline_runner.run_async(user_id="u", session_id=base.id, new_message="go"):
+            pass
+        expected = await baseline_service.get_session(
+            app_name="durable_app", user_id="u", session_id=base.id
+        )
+        assert expected is not None
+        assert normalized(final.events) == normalized(expected.events)
+        assert final.state == expected.state
+
+        starts = Counter(line.split()[2] for line in workers.ledger_lines() if "start " in line)
+        (book,) = [c.id for e in final.events for c in e.get_function_calls() if c.name == "book"]
+        assert book is not None
+        assert starts[book] == 2
+        assert all(n == 1 for call_id, n in starts.items() if call_id != book)
+        models = sum(1 for line in workers.ledger_lines() if line.startswith("model "))
+        assert models == sum(1 for line in baseline_probe.ledger_lines() if "model " in line)
+    finally:
+        workers.stop()
+        queue.close()
+        await sessions.close()
+
+
+async def test_200_invocations_across_3_workers_complete_exactly_once(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 17 (DBOS): 200 invocations enqueued for 3 worker processes all complete, each
+    exactly once: one finished invocation per session, one tool call per invocation, and
+    every worker took a share."""
+    workers = Workers(database, tmp_path)
+    sessions = SqlSessionService(database)
+    queue = InvocationQueue(database)
+    try:
+        session_ids = [
+            (await sessions.create_session(app_name="quick", user_id="u")).id for _ in range(200)
+        ]
+        workers.start("w1", "w2", "w3", worker_concurrency=8)
+        invocation_ids = [
+            queue.enqueue(app_name="quick", user_id="u", session_id=s, new_message="2 + 3?")
+            for s in session_ids
+        ]
+        statuses = await _wait_for_status(queue, invocation_ids, 180)
+        assert Counter(statuses.values()) == Counter({"SUCCESS": 200})
+
+        for session_id, invocation_id in zip(session_ids, invocation_ids, strict=True):
+            stored = await sessions.get_session(
+                app_name="quick", user_id="u", session_id=session_id
+            )
+            assert stored is not None
+            assert {e.invocation_id for e in stored.events} == {invocation_id}
+            assert [invocation_mark(e) for e in stored.events].count(FINISHED) == 1
+            assert [e.text for e in stored.events if e.text] == ["2 + 3?", "done: {'sum': 5}"]
+        starts = Counter(line.split()[2] for line in workers.ledger_lines())
+        assert len(starts) == 200 and set(starts.values()) == {1}
+
+        ran_on = {
+            w.executor_id
+            for w in queue._client.list_workflows(workflow_ids=invocation_ids, load_input=False)
+        }
+        assert ran_on == {"w1", "w2", "w3"}
+    finally:
+        workers.stop()
+        queue.close()
+        await sessions.close()
+
+
+def test_an_unreachable_dbos_database_is_a_clear_error() -> None:
+    """Issue 17 (bad input): a DBOS system database that is not reachable raises
+    BackendError naming the URL and saying nothing was enqueued."""
+    queue = None
+    with pytest.raises(BackendError, match="(?s)not reachable.*nothing was enqueued"):
+        queue = InvocationQueue("postgresql://postgres@127.0.0.1:1/nowhere")
+        queue.enqueue(app_name="quick", user_id="u", session_id="s", new_message="hi")
+    if queue is not None:
+        queue.close()
+
+
+async def test_the_eventide_worker_command_runs_queued_invocations(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 17 (DBOS): `eventide worker APPS_DIR --database URL --executor-id ID` dequeues
+    and runs an invocation enqueued by a client, whose events the client streams; SIGTERM
+    stops the worker cleanly (exit code 0)."""
+    app_folder = tmp_path / "apps" / "greeter"
+    app_folder.mkdir(parents=True)
+    (app_folder / "agent.py").write_text(
+        "from eventide import LlmAgent\n"
+        "from eventide.testing import ScriptedModel\n"
+        "root_agent = LlmAgent(name='greeter', model=ScriptedModel(responses=['Hello!']))\n"
+    )
+    command = [
+        str(Path(sys.executable).with_name("eventide")),
+        "worker",
+        str(tmp_path / "apps"),
+        "--database",
+        database,
+        "--executor-id",
+        "cli-1",
+    ]
+    process = _popen(command)
+    sessions = SqlSessionService(database)
+    queue = InvocationQueue(database)
+    try:
+        assert process.stdout is not None
+        assert "Worker cli-1 is running the apps greeter" in process.stdout.readline()
+        session = await sessions.create_session(app_name="greeter", user_id="u")
+        invocation_id = queue.enqueue(
+            app_name="greeter", user_id="u", session_id=session.id, new_message="hi"
+        )
+        events = [
+            e
+            async for e in queue.events(
+                sessions,
+                app_name="greeter",
+                user_id="u",
+                session_id=session.id,
+                invocation_id=invocation_id,
+            )
+        ]
+        assert [e.text for e in events if e.text] == ["hi", "Hello!"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        queue.close()
+        await sessions.close()
+    assert process.returncode == 0, err
+
+
+async def test_the_api_server_runs_turns_on_the_workers(database: str, tmp_path: Path) -> None:
+    """Issue 17 (DBOS): an API server built with an invocation queue (`api-server --workers
+    dbos`) runs POST /run and /run_sse turns on a worker process, streaming the events the
+    worker commits; a missing session is still a 404."""
+    import httpx
+
+    from eventide.apps.services import build_services
+    from eventide.server.api_server import create_app
+    from tests.durable.dbos_worker import quick_app
+
+    workers = Workers(database, tmp_path)
+    services = build_services(session_db=database, artifact_root="memory:")
+    queue = InvocationQueue(database)
+    api = create_app(
+        apps={"quick": quick_app(Probe(tmp_path / "server-ledger"))},
+        services=services,
+        invocation_queue=queue,
+    )
+    try:
+        workers.start("w1")
+        session = await services.session_service.create_session(app_name="quick", user_id="u")
+        body = {
+            "appName": "quick",
+            "userId": "u",
+            "sessionId": session.id,
+            "newMessage": {"role": "user", "parts": [{"text": "2 + 3?"}]},
+        }
+        transport = httpx.ASGITransport(app=api)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            answer = await client.post("/run", json=body, timeout=60)
+            assert answer.status_code == 200, answer.text
+            texts = [
+                p["text"]
+                for e in answer.json()
+                for p in (e.get("content") or {}).get("parts", [])
+                if p.get("text")
+            ]
+            assert texts == ["done: {'sum': 5}"]
+            async with client.stream("POST", "/run_sse", json=body, timeout=60) as stream:
+                frames = [line async for line in stream.aiter_lines() if line.startswith("data:")]
+            assert any("done: {'sum': 5}" in frame for frame in frames)
+            missing = await client.post("/run", json={**body, "sessionId": "nope"}, timeout=60)
+            assert missing.status_code == 404
+        assert [line.split()[1] for line in workers.ledger_lines()] == ["add", "add"]
+        assert (tmp_path / "server-ledger").exists() is False  # the server ran no tool itself
+    finally:
+        workers.stop()
+        queue.close()
+        await services.close()
