@@ -33,4 +33,5 @@ def test_bench_server_small_run() -> None:
     assert (result["turns_ok"], result["errors"]) == (6, 0)
     assert result["turns_per_s"] > 0
     assert result["turn_latency_ms"]["p99"] >= result["turn_latency_ms"]["p50"] > 0
-    assert result["server_cpu_ms_per_turn"] > 0
+    # Process CPU time comes in 10 ms ticks: six fast turns may round to 0.
+    assert result["server_cpu_ms_per_turn"] is not None and result["server_cpu_ms_per_turn"] >= 0
