@@ -71,7 +71,11 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (imported on first 
     from eventide.plugins.memory_plugin import AddToMemoryPlugin
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.plugins.tracing_plugin import TracingPlugin
-    from eventide.sessions.sql_session_service import SqlSessionService
+    from eventide.sessions.sql_session_service import (
+        DatabaseSessionService,
+        SqliteSessionService,
+        SqlSessionService,
+    )
     from eventide.tools.gemini_tools import (
         GoogleSearchTool,
         UrlContextTool,
@@ -104,6 +108,7 @@ _LAZY: dict[str, str] = {
     "Claude": "eventide.models.anthropic_llm",
     "ContextLimit": "eventide.history.context_limits",
     "CrewaiTool": "eventide.tools.third_party_tools",
+    "DatabaseSessionService": "eventide.sessions.sql_session_service",
     "EventsCompactionConfig": "eventide.history.compaction",
     "FileArtifactService": "eventide.artifacts.file_artifact_service",
     "FsspecArtifactService": "eventide.artifacts.fsspec_artifact_service",
@@ -121,6 +126,7 @@ _LAZY: dict[str, str] = {
     "PluginManager": "eventide.plugins.plugin_manager",
     "SqlMemoryService": "eventide.memory.sql_memory_service",
     "SqlSessionService": "eventide.sessions.sql_session_service",
+    "SqliteSessionService": "eventide.sessions.sql_session_service",
     "StdioConnectionParams": "eventide.tools.mcp_toolset",
     "StreamableHTTPConnectionParams": "eventide.tools.mcp_toolset",
     "TracingPlugin": "eventide.plugins.tracing_plugin",
@@ -156,6 +162,7 @@ __all__ = [
     "Claude",
     "ContextLimit",
     "CrewaiTool",
+    "DatabaseSessionService",
     "Event",
     "EventActions",
     "EventsCompactionConfig",
@@ -195,6 +202,7 @@ __all__ = [
     "Session",
     "SqlMemoryService",
     "SqlSessionService",
+    "SqliteSessionService",
     "State",
     "StdioConnectionParams",
     "StreamableHTTPConnectionParams",

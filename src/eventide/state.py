@@ -139,15 +139,27 @@ def check_json_value(key: str, value: Any) -> None:
 
     Much cheaper than a ``json.dumps`` on the hot path: scalars pass at once.
     """
-    if isinstance(value, str | int | bool) or value is None:
+    if isinstance(key, str) and "\x00" in key:
+        raise InvalidStateValueError(key=key, path="the key", value_type=_NUL)
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidStateValueError(key=key, path="$", value_type=_NUL)
+        return
+    if isinstance(value, int | bool) or value is None:
         return
     _check_nested(key, value, "$")
+
+
+# PostgreSQL's jsonb cannot hold U+0000, so no store accepts it (every store must agree).
+_NUL = "string with the NUL character U+0000 (remove or replace it; PostgreSQL cannot store it)"
 
 
 def _check_nested(key: str, value: object, path: str) -> None:
     if isinstance(value, _SCALARS):
         if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
             raise InvalidStateValueError(key=key, path=path, value_type=f"non-finite float {value}")
+        if isinstance(value, str) and "\x00" in value:
+            raise InvalidStateValueError(key=key, path=path, value_type=_NUL)
         return
     if isinstance(value, dict):
         for k, v in cast("dict[object, object]", value).items():
@@ -157,6 +169,8 @@ def _check_nested(key: str, value: object, path: str) -> None:
                     path=f"{path}[{k!r}]",
                     value_type=f"dict key of type {type(k).__name__}",
                 )
+            if "\x00" in k:
+                raise InvalidStateValueError(key=key, path=f"{path}[{k!r}]", value_type=_NUL)
             _check_nested(key, v, f"{path}.{k}")
         return
     if isinstance(value, list | tuple):

@@ -39,9 +39,12 @@ __all__ = [
     "test_idempotent_event_ids",
     "test_initial_state_with_scoped_keys",
     "test_list_sessions_filters_pages_and_omits_events",
+    "test_list_sessions_returns_each_sessions_state",
     "test_non_json_state_value_is_rejected_and_nothing_is_stored",
+    "test_nul_character_in_state_is_refused_everywhere",
     "test_partial_events_are_never_stored",
     "test_stale_copy_gets_newer_events_folded_in",
+    "test_sync_methods_work_from_plain_code",
     "test_state_is_the_fold_of_deltas",
     "test_temp_state_is_never_stored",
     "test_user_state_is_shared_by_a_users_sessions_and_not_across_users",
@@ -116,7 +119,7 @@ async def test_list_sessions_filters_pages_and_omits_events(
     session_service: BaseSessionService,
 ) -> None:
     """Contract: list_sessions returns the app's sessions (one user's when user_id is given),
-    without events, in pages that together hold every session exactly once."""
+    with their state and without events, in pages that together hold every session exactly once."""
     app = _app()
     for user, sid in [("u1", "a"), ("u1", "b"), ("u2", "c"), ("u1", "d"), ("u2", "e")]:
         session = await session_service.create_session(app_name=app, user_id=user, session_id=sid)
@@ -497,3 +500,62 @@ async def test_negative_num_recent_events_is_refused(
         await session_service.get_session(
             app_name=session.app_name, user_id="u", session_id=session.id, config=bypassed
         )
+
+
+async def test_list_sessions_returns_each_sessions_state(
+    session_service: BaseSessionService,
+) -> None:
+    """Contract (google-adk 2.13 behaviour): each session list_sessions returns carries its
+    merged state (its own keys, the user's user: keys, the app's app: keys; never temp:),
+    without events."""
+    app = _app()
+    one = await session_service.create_session(
+        app_name=app, user_id="u", session_id="one", state={"k": 1, "temp:t": 0}
+    )
+    await session_service.append_event(one, _event(**{"user:lang": "fr", "app:motd": "hi"}))
+    await session_service.create_session(app_name=app, user_id="u", session_id="two")
+    await session_service.create_session(app_name=app, user_id="v", session_id="three")
+    listed = await session_service.list_sessions(app_name=app)
+    states = {s.id: s.state for s in listed.sessions}
+    assert states == {
+        "one": {"k": 1, "user:lang": "fr", "app:motd": "hi"},
+        "two": {"user:lang": "fr", "app:motd": "hi"},
+        "three": {"app:motd": "hi"},
+    }
+    assert all(s.events == [] for s in listed.sessions)
+
+
+async def test_sync_methods_work_from_plain_code(session_service: BaseSessionService) -> None:
+    """Contract (google-adk names): create_session_sync, get_session_sync,
+    list_sessions_sync and delete_session_sync do what their async twins do; called where
+    an event loop is running (here, a test; in practice a notebook cell), they still work."""
+    app = _app()
+    created = session_service.create_session_sync(
+        app_name=app, user_id="u", session_id="s", state={"k": 1}
+    )
+    assert created.id == "s" and created.state == {"k": 1}
+    got = session_service.get_session_sync(app_name=app, user_id="u", session_id="s")
+    assert got is not None and got.state == {"k": 1}
+    listed = session_service.list_sessions_sync(app_name=app, user_id="u")
+    assert [s.id for s in listed.sessions] == ["s"]
+    session_service.delete_session_sync(app_name=app, user_id="u", session_id="s")
+    assert session_service.get_session_sync(app_name=app, user_id="u", session_id="s") is None
+    # The async methods keep working on the test's own loop afterwards.
+    assert await session_service.get_session(app_name=app, user_id="u", session_id="s") is None
+
+
+async def test_nul_character_in_state_is_refused_everywhere(
+    session_service: BaseSessionService,
+) -> None:
+    """Contract (JSON validation, the same on every store): a state key or string value
+    holding U+0000 is refused with InvalidStateValueError and nothing is stored, because
+    PostgreSQL cannot store it (found by the differential test: PostgreSQL failed with a
+    BackendError while memory and SQLite accepted it)."""
+    session = await session_service.create_session(app_name=_app(), user_id="u")
+    for delta in ({"k": "a\x00b"}, {"k\x00": 1}, {"k": {"nested": ["\x00"]}}):
+        with pytest.raises(InvalidStateValueError, match="NUL"):
+            await session_service.append_event(session, _event(**delta))
+    with pytest.raises(InvalidStateValueError, match="NUL"):
+        await session_service.create_session(app_name=_app(), user_id="u", state={"k": "\x00"})
+    fresh = await _reload(session_service, session)
+    assert fresh.events == [] and fresh.state == {}

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from eventide import Event, EventActions
+from eventide.sessions.session_store import StoredEvent
 from eventide.sessions.sql_session_service import SqlSessionService
-from eventide.sessions.sql_session_store import StoredEvent
 
 
 class CountingService(SqlSessionService):

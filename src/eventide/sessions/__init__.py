@@ -1,7 +1,8 @@
 """Session services: where conversations and their state are stored.
 
-``SqlSessionService`` (SQLite, PostgreSQL) is imported on first access: it needs the
-``sql`` extra.
+``SqlSessionService`` (SQLite, PostgreSQL) and its google-adk names
+``DatabaseSessionService`` and ``SqliteSessionService`` are imported on first access: they
+need the ``sql`` extra.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -9,23 +10,31 @@ from typing import TYPE_CHECKING, Any
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
+from eventide.sessions.session_service import SessionService
 
 if TYPE_CHECKING:  # imported on first access (needs the sql extra)
-    from eventide.sessions.sql_session_service import SqlSessionService
+    from eventide.sessions.sql_session_service import (
+        DatabaseSessionService,
+        SqliteSessionService,
+        SqlSessionService,
+    )
 
 __all__ = [
     "BaseSessionService",
+    "DatabaseSessionService",
     "GetSessionConfig",
     "InMemorySessionService",
     "ListSessionsResponse",
     "Session",
+    "SessionService",
     "SqlSessionService",
+    "SqliteSessionService",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "SqlSessionService":
-        from eventide.sessions.sql_session_service import SqlSessionService
+    if name in ("DatabaseSessionService", "SqlSessionService", "SqliteSessionService"):
+        from eventide.sessions import sql_session_service
 
-        return SqlSessionService
+        return getattr(sql_session_service, name)
     raise AttributeError(f"module 'eventide.sessions' has no attribute {name!r}")

@@ -2,27 +2,37 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from eventide._ids import new_id
 from eventide.events import Event
 from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
 from eventide.state import State, check_json_value
 
-__all__ = ["BaseSessionService", "apply_delta_to_scopes", "prepare_event_for_commit"]
+__all__ = ["BaseSessionService", "prepare_event_for_commit"]
+
+_T = TypeVar("_T")
 
 
 class BaseSessionService(ABC):
     """Stores sessions and commits events to them.
 
-    A backend implements the abstract methods. ``append_event`` is the commit point of the
-    event loop: it validates the event, strips ``temp:`` keys, and hands it to the backend's
-    ``_append_event``, which must store the event and its state changes atomically and
-    update the caller's ``session`` object (state and events), folding in events that other
-    writers appended since the caller read it.
+    Eventide's own services are all :class:`~eventide.sessions.session_service.SessionService`
+    over a store; a custom backend may also implement the abstract methods directly.
+    ``append_event`` is the commit point of the event loop: it validates the event, strips
+    ``temp:`` keys, and hands it to ``_append_event``, which must store the event and its
+    state changes atomically and update the caller's ``session`` object (state and events),
+    folding in events that other writers appended since the caller read it.
     """
+
+    # The private event loop of the *_sync methods (created on first use).
+    _sync_loop: asyncio.AbstractEventLoop | None = None
 
     @abstractmethod
     async def create_session(
@@ -65,31 +75,127 @@ class BaseSessionService(ABC):
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session and its events. Deleting a missing session is not an error."""
 
-    async def append_event(self, session: Session, event: Event) -> Event:
+    async def append_event(
+        self, session: Session, event: Event, *, compare_and_set: bool | None = None
+    ) -> Event:
         """Commit ``event`` to ``session``: store it and apply its state changes atomically.
 
         A partial event is returned untouched and never stored. ``temp:`` keys are removed
         from the event's ``state_delta``. The event gets an id and timestamp if it lacks them.
 
+        Args:
+            session: the caller's copy; it gets the event, the new state, and any events
+                other writers committed since it was read.
+            event: the event to commit.
+            compare_and_set: refuse the append (``StaleSessionError``) when ``session`` is
+                behind the stored log; None uses the service's setting.
+
         Raises:
             InvalidStateValueError: a state value is not JSON data; nothing is stored.
-            BackendError: the store failed; nothing of this event is stored.
+            StaleSessionError: compare-and-set was asked and another writer appended first.
+            SessionNotFoundError: the session does not exist (any more).
+            RecordTooLargeError: the event is over the service's size limit; nothing stored.
+            BackendError: the store failed; nothing of this event is stored, or it is
+                stored whole (appending it again is safe: event ids are idempotent).
         """
         if event.partial:
             return event
         prepare_event_for_commit(event)
-        await self._append_event(session, event)
+        await self._append_event(session, event, compare_and_set)
         return event
 
     @abstractmethod
-    async def _append_event(self, session: Session, event: Event) -> None:
+    async def _append_event(
+        self, session: Session, event: Event, compare_and_set: bool | None
+    ) -> None:
         """Store the prepared event and its state changes in one atomic step."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release connections. The service is unusable afterwards."""
 
+    # --- synchronous conveniences (google-adk names), for scripts and notebooks ---
+    def create_session_sync(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """:meth:`create_session` from synchronous code (see :meth:`_run_sync`)."""
+        return self._run_sync(
+            self.create_session(
+                app_name=app_name, user_id=user_id, state=state, session_id=session_id
+            )
+        )
+
+    def get_session_sync(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        """:meth:`get_session` from synchronous code."""
+        return self._run_sync(
+            self.get_session(
+                app_name=app_name, user_id=user_id, session_id=session_id, config=config
+            )
+        )
+
+    def list_sessions_sync(
+        self,
+        *,
+        app_name: str,
+        user_id: str | None = None,
+        page_size: int | None = None,
+        page_token: str | None = None,
+    ) -> ListSessionsResponse:
+        """:meth:`list_sessions` from synchronous code."""
+        return self._run_sync(
+            self.list_sessions(
+                app_name=app_name, user_id=user_id, page_size=page_size, page_token=page_token
+            )
+        )
+
+    def delete_session_sync(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """:meth:`delete_session` from synchronous code."""
+        self._run_sync(
+            self.delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+        )
+
+    def close_sync(self) -> None:
+        """:meth:`close` from synchronous code; also closes the private event loop."""
+        self._run_sync(self.close())
+        loop, self._sync_loop = self._sync_loop, None
+        if loop is not None:
+            loop.close()
+
+    def _run_sync(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``coro`` to completion from synchronous code.
+
+        Normally on this service's private event loop, kept across calls so services that
+        hold connections keep them (``close_sync`` closes it). Where an event loop is
+        already running in this thread (a notebook cell), on a fresh loop in a helper
+        thread while the caller waits."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                return pool.submit(asyncio.run, coro).result()
+        with _SYNC_LOCK:
+            loop = self._sync_loop
+            if loop is None or loop.is_closed():
+                loop = self._sync_loop = asyncio.new_event_loop()
+            return loop.run_until_complete(coro)
+
 
 _TEMP = State.TEMP_PREFIX
+# Sync calls share one lock: a private loop runs one coroutine at a time.
+_SYNC_LOCK = threading.Lock()
 
 
 def prepare_event_for_commit(event: Event) -> None:
@@ -109,19 +215,3 @@ def prepare_event_for_commit(event: Event) -> None:
         if temp_keys:
             for key in temp_keys:
                 del delta[key]
-
-
-def apply_delta_to_scopes(
-    delta: dict[str, Any],
-    app_state: dict[str, Any],
-    user_state: dict[str, Any],
-    session_state: dict[str, Any],
-) -> None:
-    """Route each key of a (temp-free) delta to the scope its prefix names."""
-    for key, value in delta.items():
-        if key.startswith(State.APP_PREFIX):
-            app_state[key] = value
-        elif key.startswith(State.USER_PREFIX):
-            user_state[key] = value
-        else:
-            session_state[key] = value

@@ -29,15 +29,17 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from eventide.errors import BackendError
-from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
-from eventide.sessions.sql_session_store import (
+from eventide.sessions.session_store import (
     AppendOutcome,
     AppendRequest,
+    ListedSession,
     LoadedSession,
     StoredEvent,
     dumps_json,
+    listed_session,
     merged_state,
 )
+from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
 
 if TYPE_CHECKING:
     from sqlalchemy import TextClause
@@ -106,6 +108,14 @@ SELECT seq, id, event FROM events
 WHERE session_pk = :pk AND seq > :after AND seq <= :upto AND timestamp >= :after_ts
 ORDER BY seq DESC LIMIT :limit
 """
+
+# The app's sessions with their merged state; filters and paging are appended.
+_LIST_SESSIONS = """
+SELECT s.user_id, s.id, s.update_time, s.state::text, a.state::text, u.state::text
+FROM sessions s
+LEFT JOIN app_states a ON a.app_name = s.app_name
+LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
+WHERE s.app_name = :app"""
 
 _MERGE_APP = """
 INSERT INTO app_states (app_name, state, update_time) VALUES (:app, CAST(:delta AS jsonb), :now)
@@ -360,20 +370,20 @@ class PostgresSessionStore:
         user_id: str | None,
         limit: int | None,
         after: tuple[str, str] | None,
-    ) -> list[tuple[str, str, float]]:
-        sql = "SELECT user_id, id, update_time FROM sessions WHERE app_name = :app"
+    ) -> list[ListedSession]:
+        sql = _LIST_SESSIONS
         params: dict[str, Any] = {"app": app_name, "limit": limit}
         if user_id is not None:
-            sql += " AND user_id = :user"
+            sql += " AND s.user_id = :user"
             params["user"] = user_id
         if after is not None:
-            sql += " AND (user_id, id) > (:after_user, :after_id)"
+            sql += " AND (s.user_id, s.id) > (:after_user, :after_id)"
             params["after_user"], params["after_id"] = after
-        sql += " ORDER BY user_id, id LIMIT :limit"
+        sql += " ORDER BY s.user_id, s.id LIMIT :limit"
 
-        async def work(conn: AsyncConnection) -> list[tuple[str, str, float]]:
+        async def work(conn: AsyncConnection) -> list[ListedSession]:
             rows = (await conn.execute(_text(sql), params)).all()
-            return [(r[0], r[1], float(r[2])) for r in rows]
+            return [listed_session(row, app_name) for row in rows]
 
         return await self._run(work, autocommit=True)
 

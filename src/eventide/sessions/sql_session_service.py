@@ -2,107 +2,52 @@
 
 ``SqlSessionService("sqlite:///path/sessions.db")`` keeps sessions in a file (WAL journal);
 ``SqlSessionService("postgresql://user@host/db")`` in PostgreSQL, where any number of
-processes may serve the same sessions. The schema is versioned and migrated forward on
-start-up (see :mod:`eventide.sessions.sql_schema`); a database written by a newer Eventide is
-refused with :class:`~eventide.errors.SchemaVersionError`.
+processes may serve the same sessions. It is :class:`SessionService` (every rule of the
+contract, see :mod:`eventide.sessions.session_service`) over the SQLite or the PostgreSQL
+store. The schema is versioned and migrated forward on start-up (see
+:mod:`eventide.sessions.sql_schema`); a database written by a newer Eventide is refused with
+:class:`~eventide.errors.SchemaVersionError`.
 
-Semantics (every backend, the in-memory one included, follows them):
-
-- **The event log is the truth.** Each session's events are numbered 1, 2, 3, ... in commit
-  order; the stored state is the fold of the committed events' ``state_delta`` in that order
-  (``app:`` keys in the app's shared state, ``user:`` keys in the user's, the rest in the
-  session's; ``temp:`` keys and partial events are never stored).
-- **One append is one transaction.** The event row and its session, user and app state
-  changes commit together or not at all. State updates are read-modify-write under the
-  session's write lock (SQLite: ``BEGIN IMMEDIATE``; PostgreSQL: ``SELECT ... FOR UPDATE``
-  on the session row and ``jsonb ||`` merges in the same statement), so concurrent writers
-  never lose each other's keys.
-- **Many writers.** Any number of tasks and processes may append to one session. None is
-  lost or applied twice; their order is the commit order.
-- **Idempotent by event id.** Appending an event whose id is already stored for the session
-  is a no-op: no second row, no second application of its state. Retrying an append after a
-  lost connection is therefore always safe.
-- **Stale copies are brought up to date, not refused.** A ``Session`` object remembers how
-  much of the log it has seen. If other writers appended since it was read, the append still
-  commits, and the caller's object gets their events and the fresh state folded in, in log
-  order, before its own event. With ``compare_and_set=True`` (on the service, or per call
-  through :meth:`SqlSessionService.append_event`) such an append is refused with
-  :class:`~eventide.errors.StaleSessionError` and nothing is stored.
-- **Reads read only what they return.** ``get_session`` with ``num_recent_events`` /
-  ``after_timestamp`` reads those events through an index (newest first, limited), never the
-  whole history; ``list_sessions`` pages by key (``page_size``, ``page_token``) and returns
-  sessions without events.
 - **Durability.** SQLite defaults to ``synchronous="NORMAL"`` under WAL: a commit survives
   any process crash (SIGKILL included), but an OS crash or power loss may drop the last
-  commits; ``synchronous="FULL"`` fsyncs every commit (about 1 ms more per event).
-  PostgreSQL follows the server's settings.
-- **Failures.** A store failure raises :class:`~eventide.errors.BackendError`; what was
-  committed before stays committed. A stored record that no longer parses raises
-  :class:`~eventide.errors.CorruptRecordError` naming the session and event; other sessions
-  stay readable. An event bigger than ``max_event_bytes`` raises
-  :class:`~eventide.errors.RecordTooLargeError` and nothing is stored. After a lost
-  connection, the next operation reconnects (on PostgreSQL, an operation that is safe to
-  repeat -- a read, an append, a delete -- is retried once on a fresh connection).
-- **Event loops.** The service may be used from several event loops one after another (each
-  test's loop, ``Runner.run``'s private loop). SQLite work runs inline or on the store's
-  own thread, neither tied to a loop; PostgreSQL opens one engine per loop (the previous
-  loop's connections are terminated). Call ``await service.close()`` when done.
+  commits; ``synchronous="FULL"`` fsyncs every commit. PostgreSQL follows the server's
+  settings. A SQLite file that was deleted, moved or replaced under a running service is
+  noticed before any commit is acknowledged (see :mod:`eventide.sessions.sqlite_session_store`).
+- **Event loops.** SQLite work runs inline or on the store's own thread, neither tied to a
+  loop; PostgreSQL opens one engine per loop (the previous loop's connections are
+  terminated).
 - **Performance.** An append is one transaction in one step: on SQLite, an uncontended
   ``NORMAL`` commit runs inline (tens of microseconds: less than a thread hop), and goes to
   the store's thread only to wait for another process's lock or for an fsync (``FULL``);
   on PostgreSQL it is one statement, one round trip. State deltas merge in SQL
   (``json_set`` / ``jsonb ||``), nothing is re-read after a write, and reads fetch only the
   requested events, newest first through the primary key.
+
+``DatabaseSessionService`` and ``SqliteSessionService`` are google-adk's names for it.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import time
-from collections import OrderedDict
+import os
 from typing import Any
 
-from eventide._ids import new_id
-from eventide.errors import (
-    ConfigurationError,
-    CorruptRecordError,
-    RecordTooLargeError,
-    SessionNotFoundError,
-    StaleSessionError,
-    UsageError,
-)
-from eventide.events import Event
-from eventide.sessions.base_session_service import BaseSessionService, prepare_event_for_commit
-from eventide.sessions.session import (
-    GetSessionConfig,
-    ListSessionsResponse,
-    Session,
-    check_session_config,
-)
-from eventide.sessions.sql_session_store import (
-    AppendOutcome,
-    AppendRequest,
-    LoadedSession,
-    SessionStore,
-    StoredEvent,
-    dumps_json,
-    split_delta,
-)
-from eventide.state import State, check_json_value
+from eventide._database_urls import MEMORY_PATH, parse_database_url
+from eventide.errors import ConfigurationError, UsageError
+from eventide.sessions.session_service import DEFAULT_MAX_EVENT_BYTES, SessionService
+from eventide.sessions.session_store import SessionStore
 
-__all__ = ["SqlSessionService"]
-
-_DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+__all__ = ["DatabaseSessionService", "SqlSessionService", "SqliteSessionService"]
 
 
-class SqlSessionService(BaseSessionService):
+class SqlSessionService(SessionService):
     """Sessions in SQLite or PostgreSQL, safe for many processes. See the module docstring.
 
     Args:
-        url: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db`` or a
-            PostgreSQL URL (``postgresql://user@host:5432/db``); the async drivers
-            (aiosqlite-compatible SQLite, asyncpg) are chosen for you.
+        url: ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``,
+            ``sqlite:///:memory:`` (a database that lives as long as the service) or a
+            PostgreSQL URL (``postgresql://user@host:5432/db``); any driver suffix
+            SQLAlchemy knows is accepted. SQLite is served by the standard library's
+            sqlite3, PostgreSQL by asyncpg, whatever driver the URL names.
         synchronous: SQLite only: ``"NORMAL"`` (default) or ``"FULL"``.
         busy_timeout: SQLite only: seconds to wait for another process's write lock.
         compare_and_set: refuse (``StaleSessionError``) an append whose session copy is
@@ -121,398 +66,82 @@ class SqlSessionService(BaseSessionService):
         synchronous: str = "NORMAL",
         busy_timeout: float = 5.0,
         compare_and_set: bool = False,
-        max_event_bytes: int = _DEFAULT_MAX_EVENT_BYTES,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         engine_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if synchronous.upper() not in ("NORMAL", "FULL"):
             raise UsageError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}.")
-        self._store = _open_store(
+        store = _open_store(
             url,
             synchronous=synchronous.upper(),
             busy_timeout=busy_timeout,
             engine_kwargs=engine_kwargs,
         )
-        self.compare_and_set = compare_and_set
-        self.max_event_bytes = max_event_bytes
-        # Parsed events of recently read sessions (see _get_whole_session).
-        self._parsed: OrderedDict[tuple[str, str, str], _ParsedLog] = OrderedDict()
-        self._max_cached_sessions = 256
-        self._ready = False
-        self._closed = False
-
-    @property
-    def dialect(self) -> str:
-        """``sqlite`` or ``postgresql``."""
-        return self._store.dialect
-
-    async def _open(self) -> SessionStore:
-        if self._closed:
-            raise UsageError(
-                "This SqlSessionService was closed; create a new one to use the database again."
-            )
-        if not self._ready:
-            await self._store.migrate()
-            self._ready = True
-        return self._store
-
-    # --- the contract ---
-    async def create_session(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        state: dict[str, Any] | None = None,
-        session_id: str | None = None,
-    ) -> Session:
-        store = await self._open()
-        sid = session_id.strip() if session_id and session_id.strip() else new_id()
-        clean = {k: v for k, v in (state or {}).items() if not k.startswith(State.TEMP_PREFIX)}
-        for key, value in clean.items():
-            check_json_value(key, value)
-        session_part, app_part, user_part = split_delta(clean)
-        deltas = (session_part or {}, app_part or {}, user_part or {})
-        size = sum(len(dumps_json(d).encode()) for d in deltas)
-        if size > self.max_event_bytes:
-            raise RecordTooLargeError(
-                what="The initial state", session_id=sid, size=size, limit=self.max_event_bytes
-            )
-        now = time.time()
-        merged = await store.create(
-            app_name=app_name, user_id=user_id, session_id=sid, deltas=deltas, now=now
-        )
-        if merged is None:
-            raise UsageError(
-                f"Session {sid!r} already exists for app {app_name!r} and user {user_id!r}; "
-                "use get_session to load it or pick another session_id."
-            )
-        return Session(
-            id=sid, app_name=app_name, user_id=user_id, state=merged, last_update_time=now
-        )
-
-    async def get_session(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        config: GetSessionConfig | None = None,
-    ) -> Session | None:
-        store = await self._open()
-        if config is None:
-            return await self._get_whole_session(store, app_name, user_id, session_id)
-        check_session_config(config)
-        loaded = await store.load(
-            app_name=app_name,
-            user_id=user_id,
-            session_id=session_id,
-            after_seq=None,
-            upto_seq=None,
-            num_recent=config.num_recent_events,
-            after_timestamp=config.after_timestamp,
-        )
-        if loaded is None:
-            return None
-        session = Session(
-            id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=loaded.state,
-            last_update_time=loaded.update_time,
-        )
-        # Parsed events are Event instances: set without validating each one again.
-        session.events = self._parse(loaded.events, app_name, user_id, session_id)
-        session.log_position = loaded.last_seq
-        return session
-
-    async def _get_whole_session(
-        self, store: SessionStore, app_name: str, user_id: str, session_id: str
-    ) -> Session | None:
-        """The whole session, parsing only the events committed since the last read.
-
-        Parsing stored JSON is most of the cost of reading a long session (about 30 us per
-        event here), and the Runner reads the whole session every turn. So the parsed events
-        of recently read sessions are kept (LRU); a read fetches the rows from the last kept
-        one on, checks that row's id is still the kept one (the session was not deleted and
-        recreated), and parses only what is new. Other writers' events are picked up since
-        they are in the log past the kept position.
-        """
-        key = (app_name, user_id, session_id)
-        cached = self._parsed.get(key)
-        after_seq = cached.last_seq - 1 if cached is not None and cached.last_seq > 0 else None
-        loaded = await _load_from(store, app_name, user_id, session_id, after_seq)
-        if loaded is None:
-            self._parsed.pop(key, None)
-            return None
-        rows = loaded.events
-        if (
-            cached is not None
-            and after_seq is not None
-            and rows
-            and rows[0].seq == cached.last_seq
-            and rows[0].event_id == cached.last_id
-        ):
-            events = [*cached.events, *self._parse(rows[1:], app_name, user_id, session_id)]
-            self._parsed.move_to_end(key)
-        else:
-            if after_seq is not None:  # the kept prefix is no longer the log's: read it all
-                loaded = await _load_from(store, app_name, user_id, session_id, None)
-                if loaded is None:
-                    self._parsed.pop(key, None)
-                    return None
-            events = self._parse(loaded.events, app_name, user_id, session_id)
-        if events:
-            self._parsed[key] = _ParsedLog(events, loaded.last_seq, events[-1].id)
-            while len(self._parsed) > self._max_cached_sessions:
-                self._parsed.popitem(last=False)
-        session = Session(
-            id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=loaded.state,
-            last_update_time=loaded.update_time,
-        )
-        session.events = list(events)  # parsed Event instances: no need to validate again
-        session.log_position = loaded.last_seq
-        return session
-
-    async def list_sessions(
-        self,
-        *,
-        app_name: str,
-        user_id: str | None = None,
-        page_size: int | None = None,
-        page_token: str | None = None,
-    ) -> ListSessionsResponse:
-        store = await self._open()
-        if page_size is not None and page_size < 1:
-            raise UsageError(f"page_size must be at least 1, got {page_size}.")
-        after = _decode_token(page_token) if page_token else None
-        rows = await store.list(
-            app_name=app_name,
-            user_id=user_id,
-            limit=None if page_size is None else page_size + 1,
-            after=after,
-        )
-        next_token = None
-        if page_size is not None and len(rows) > page_size:
-            rows = rows[:page_size]
-            next_token = _encode_token(rows[-1][0], rows[-1][1])
-        return ListSessionsResponse(
-            sessions=[
-                Session(id=sid, app_name=app_name, user_id=uid, last_update_time=updated)
-                for uid, sid, updated in rows
-            ],
-            next_page_token=next_token,
-        )
-
-    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        store = await self._open()
-        self._parsed.pop((app_name, user_id, session_id), None)
-        await store.delete(app_name=app_name, user_id=user_id, session_id=session_id)
-
-    async def append_event(
-        self, session: Session, event: Event, *, compare_and_set: bool | None = None
-    ) -> Event:
-        """Commit ``event`` to ``session`` (see the module docstring for the semantics).
-
-        Args:
-            session: the caller's copy; it gets the event, the new state, and any events
-                other writers committed since it was read.
-            event: the event; a partial one is returned untouched and never stored.
-            compare_and_set: override the service's ``compare_and_set`` for this call.
-
-        Raises:
-            StaleSessionError: compare-and-set was asked and another writer appended first.
-            SessionNotFoundError: the session does not exist (any more).
-            InvalidStateValueError: a state value is not JSON data; nothing is stored.
-            RecordTooLargeError: the event is over ``max_event_bytes``; nothing is stored.
-            BackendError: the store failed; nothing of this event is stored, or it is
-                stored whole (appending it again is safe: event ids are idempotent).
-        """
-        if event.partial:
-            return event
-        prepare_event_for_commit(event)
-        cas = self.compare_and_set if compare_and_set is None else compare_and_set
-        await self._commit(session, event, cas)
-        return event
-
-    async def _append_event(self, session: Session, event: Event) -> None:
-        await self._commit(session, event, self.compare_and_set)
-
-    async def _commit(self, session: Session, event: Event, compare_and_set: bool) -> None:
-        store = await self._open()
-        delta = event.actions.state_delta
-        session_delta, app_delta, user_delta = split_delta(delta) if delta else (None, None, None)
-        event_json = event.model_dump_json(exclude_none=True)
-        if len(event_json) * 4 > self.max_event_bytes:  # cheap bound before the exact size
-            size = len(event_json.encode())
-            if size > self.max_event_bytes:
-                raise RecordTooLargeError(
-                    what=f"Event {event.id!r}",
-                    session_id=session.id,
-                    size=size,
-                    limit=self.max_event_bytes,
-                )
-        expected = session.log_position
-        outcome = await store.append(
-            AppendRequest(
-                app_name=session.app_name,
-                user_id=session.user_id,
-                session_id=session.id,
-                event_id=event.id,
-                invocation_id=event.invocation_id,
-                timestamp=event.timestamp,
-                event_json=event_json,
-                session_delta=session_delta,
-                app_delta=app_delta,
-                user_delta=user_delta,
-                expected_seq=expected,
-                compare_and_set=compare_and_set,
-            )
-        )
-        status = outcome.status
-        if status == "committed":
-            if outcome.before == expected:
-                if delta:
-                    session.state.update(delta)
-            else:
-                await self._fold(session, outcome, outcome.before)
-            session.record_commit(event, outcome.seq)
-        elif status == "duplicate":
-            if outcome.seq > expected:
-                await self._fold(session, outcome, outcome.seq)
-                session.set_log_position(outcome.seq)
-        elif status == "stale":
-            raise StaleSessionError(session_id=session.id, expected=expected, actual=outcome.seq)
-        else:
-            raise SessionNotFoundError(
-                app_name=session.app_name, user_id=session.user_id, session_id=session.id
-            )
-
-    async def _fold(self, session: Session, outcome: AppendOutcome, upto: int) -> None:
-        """Bring a stale copy up to date: other writers' events (up to ``upto``) and state."""
-        missed, state = outcome.missed, outcome.state
-        if missed is None or state is None:
-            loaded = await self._store.load(
-                app_name=session.app_name,
-                user_id=session.user_id,
-                session_id=session.id,
-                after_seq=session.log_position,
-                upto_seq=upto,
-                num_recent=None,
-                after_timestamp=None,
-            )
-            if loaded is None:
-                raise SessionNotFoundError(
-                    app_name=session.app_name, user_id=session.user_id, session_id=session.id
-                )
-            missed, state = loaded.events, loaded.state
-        session.events.extend(self._parse(missed, session.app_name, session.user_id, session.id))
-        session.state = state
-
-    @staticmethod
-    def _parse(
-        rows: list[StoredEvent], app_name: str, user_id: str, session_id: str
-    ) -> list[Event]:
-        events: list[Event] = []
-        validate = Event.model_validate_json
-        for row in rows:
-            try:
-                events.append(validate(row.event_json))
-            except ValueError as exc:
-                raise CorruptRecordError(
-                    f"Stored event {row.event_id!r} (number {row.seq}) of session "
-                    f"{session_id!r} (app {app_name!r}, user {user_id!r}) does not parse as an "
-                    f"Event: {exc}. Repair or delete that row; other sessions are unaffected, "
-                    "and this one can still be read with GetSessionConfig(after_timestamp=...) "
-                    "past the broken event."
-                ) from exc
-        return events
-
-    async def close(self) -> None:
-        """Close connections (and the SQLite thread). The service is unusable afterwards."""
-        if self._closed:
-            return
-        self._closed = True
-        await self._store.close()
-
-
-async def _load_from(
-    store: SessionStore, app_name: str, user_id: str, session_id: str, after_seq: int | None
-) -> LoadedSession | None:
-    """The session's state and its events after ``after_seq`` (all when None)."""
-    return await store.load(
-        app_name=app_name,
-        user_id=user_id,
-        session_id=session_id,
-        after_seq=after_seq,
-        upto_seq=None,
-        num_recent=None,
-        after_timestamp=None,
-    )
-
-
-class _ParsedLog:
-    """The parsed events of a session as last read: log position and last event id."""
-
-    __slots__ = ("events", "last_id", "last_seq")
-
-    def __init__(self, events: list[Event], last_seq: int, last_id: str) -> None:
-        self.events = events
-        self.last_seq = last_seq
-        self.last_id = last_id
+        super().__init__(store, compare_and_set=compare_and_set, max_event_bytes=max_event_bytes)
 
 
 def _open_store(
     url: str, *, synchronous: str, busy_timeout: float, engine_kwargs: dict[str, Any] | None
 ) -> SessionStore:
+    parsed = parse_database_url(url, setting="url")
     try:
-        from sqlalchemy.engine import make_url
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ConfigurationError(
-            "SqlSessionService needs SQLAlchemy: pip install 'eventide[sql]'."
-        ) from exc
-    try:
-        parsed = make_url(url)
-    except Exception as exc:  # SQLAlchemy raises ArgumentError; keep the message uniform
-        raise ConfigurationError(f"Cannot parse the database URL {url!r}: {exc}") from exc
-    backend = parsed.get_backend_name()
-    if backend == "sqlite":
-        path = parsed.database or ""
-        if path in ("", ":memory:") or path.startswith("file::memory:"):
-            raise ConfigurationError(
-                f"SqlSessionService needs a SQLite file, not an in-memory database ({url!r}): "
-                "use e.g. 'sqlite:///sessions.db', or InMemorySessionService for tests."
-            )
-        from eventide.sessions.sqlite_session_store import SqliteSessionStore
+        if parsed.sqlite_path is not None:
+            from eventide.sessions.sqlite_session_store import SqliteSessionStore
 
-        return SqliteSessionStore(path, synchronous=synchronous, busy_timeout=busy_timeout)
-    if backend in ("postgresql", "postgres"):
+            return SqliteSessionStore(
+                parsed.sqlite_path, synchronous=synchronous, busy_timeout=busy_timeout
+            )
         from eventide.sessions.postgres_session_store import PostgresSessionStore
 
-        asyncpg_url = parsed.set(drivername="postgresql+asyncpg")
-        return PostgresSessionStore(
-            asyncpg_url.render_as_string(hide_password=False), engine_kwargs=engine_kwargs
-        )
-    raise ConfigurationError(
-        f"Unsupported database URL {url!r}: SqlSessionService speaks SQLite "
-        "('sqlite:///file.db') and PostgreSQL ('postgresql://user@host/db')."
-    )
+        assert parsed.postgres_url is not None
+        return PostgresSessionStore(parsed.postgres_url, engine_kwargs=engine_kwargs)
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ConfigurationError(
+            f"SqlSessionService needs the sql extra for {parsed.dialect}: "
+            "pip install 'eventide[sql]'."
+        ) from exc
 
 
-def _encode_token(user_id: str, session_id: str) -> str:
-    raw = json.dumps([user_id, session_id], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode()
+class DatabaseSessionService(SqlSessionService):
+    """google-adk's name for :class:`SqlSessionService`: ``DatabaseSessionService(db_url=...)``.
+
+    Every URL form google-adk users write works (``sqlite:///x.db``,
+    ``sqlite+aiosqlite:///:memory:``, ``postgresql+psycopg2://...``, ...); see
+    :mod:`eventide._database_urls` for what each means. Keyword arguments are
+    :class:`SqlSessionService`'s.
+    """
+
+    def __init__(self, db_url: str, **kwargs: Any) -> None:
+        super().__init__(db_url, **kwargs)
 
 
-def _decode_token(token: str) -> tuple[str, str]:
-    try:
-        user_id, session_id = json.loads(base64.urlsafe_b64decode(token.encode()))
-        if isinstance(user_id, str) and isinstance(session_id, str):
-            return user_id, session_id
-    except (ValueError, TypeError):
-        pass
-    raise UsageError(
-        f"Invalid page_token {token!r}: pass the next_page_token of a previous "
-        "list_sessions call unchanged."
-    )
+class SqliteSessionService(SqlSessionService):
+    """google-adk's ``SqliteSessionService(db_path)``: sessions in one SQLite file.
+
+    Args:
+        db_path: a file path (any name; created if missing), ``:memory:``, or a
+            ``sqlite:///`` URL.
+        **kwargs: :class:`SqlSessionService`'s keyword arguments.
+
+    Raises:
+        ConfigurationError: ``db_path`` is a URL of another database.
+    """
+
+    def __init__(self, db_path: str, **kwargs: Any) -> None:
+        text = str(db_path).strip()
+        if "://" in text:
+            if parse_database_url(text, setting="db_path").dialect != "sqlite":
+                raise ConfigurationError(
+                    f"SqliteSessionService(db_path={db_path!r}) needs a SQLite file; use "
+                    "DatabaseSessionService(db_url=...) for other databases."
+                )
+            url = text
+        elif text == MEMORY_PATH:
+            url = f"sqlite:///{MEMORY_PATH}"
+        elif not text:
+            raise ConfigurationError(
+                "SqliteSessionService(db_path='') names no file; give a path like 'sessions.db'."
+            )
+        else:
+            url = f"sqlite:///{os.path.abspath(os.path.expanduser(text))}"
+        super().__init__(url, **kwargs)

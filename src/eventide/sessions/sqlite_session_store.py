@@ -32,22 +32,26 @@ import asyncio
 import os
 import sqlite3
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from eventide._database_urls import MEMORY_PATH
 from eventide.errors import BackendError, CorruptRecordError
-from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
-from eventide.sessions.sql_session_store import (
+from eventide.sessions.session_store import (
     AppendOutcome,
     AppendRequest,
+    ListedSession,
     LoadedSession,
     StoredEvent,
     dumps_json,
     encode_json,
+    listed_session,
     loads_state,
     merged_state,
 )
+from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
 
 __all__ = ["SqliteSessionStore"]
 
@@ -107,6 +111,13 @@ _EVENTS_AFTER_TIME = (
     "SELECT seq, id, event FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? "
     "AND timestamp >= ? ORDER BY seq DESC LIMIT ?"
 )
+# The app's sessions with their merged state; filters and paging are appended.
+_LIST_SESSIONS = (
+    "SELECT s.user_id, s.id, s.update_time, s.state, a.state, u.state FROM sessions s "
+    "LEFT JOIN app_states a ON a.app_name = s.app_name "
+    "LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id "
+    "WHERE s.app_name = ?"
+)
 _CHECKPOINT_EVERY = 500
 
 
@@ -134,6 +145,11 @@ class SqliteSessionStore:
 
     def __init__(self, path: str, *, synchronous: str, busy_timeout: float) -> None:
         self._path = path
+        # ":memory:": one shared-cache database for the store's connections, alive as long
+        # as the store keeps its first connection open.
+        self._memory = path == MEMORY_PATH
+        self._target = f"file:eventide-{uuid.uuid4().hex}?mode=memory&cache=shared"
+        self._keepalive: sqlite3.Connection | None = None
         self._synchronous = synchronous
         self._busy_timeout = busy_timeout
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eventide-sqlite")
@@ -155,9 +171,11 @@ class SqliteSessionStore:
                     result = fn(conn, *args)
                 except sqlite3.OperationalError as exc:
                     if not _is_busy(exc):
+                        self._drop_inline()
                         raise self._backend_error(exc) from exc
                     # Another process holds the write lock: wait for it on the thread.
                 except sqlite3.Error as exc:
+                    self._drop_inline()
                     raise self._backend_error(exc) from exc
                 except _FileGoneError as exc:
                     self._drop_inline()
@@ -182,18 +200,24 @@ class SqliteSessionStore:
             conn = self._thread_conn = self._open(timeout=self._busy_timeout)
         try:
             return fn(conn, *args)
-        except _FileGoneError:
+        except (_FileGoneError, sqlite3.Error):
+            # Start the next operation on a fresh connection: after a failed commit (a full
+            # disk, an I/O error) this one may be left inside a transaction.
             self._thread_conn = None
             conn.close()
             raise
 
     def _drop_inline(self) -> None:
+        """Close the inline connection (the next operation opens a fresh one): after a
+        failed commit it may be left inside a transaction, holding the write lock."""
         conn, self._inline_conn = self._inline_conn, None
         if conn is not None:
             conn.close()
 
     def _check_file(self, conn: sqlite3.Connection) -> None:
         """Raise _FileGoneError unless ``conn``'s file is still the one at the path."""
+        if self._memory:
+            return
         try:
             st = os.stat(self._path)
         except FileNotFoundError:
@@ -218,7 +242,8 @@ class SqliteSessionStore:
 
     def _open(self, *, timeout: float) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self._path,
+            self._target if self._memory else self._path,
+            uri=self._memory,
             timeout=timeout,
             isolation_level=None,  # explicit BEGIN IMMEDIATE / COMMIT
             check_same_thread=False,  # the inline connection follows the running loop
@@ -228,6 +253,12 @@ class SqliteSessionStore:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            if self._memory:
+                if self._keepalive is None:
+                    self._keepalive = sqlite3.connect(
+                        self._target, uri=True, check_same_thread=False
+                    )
+                return conn
             st = os.stat(self._path)
             conn.identity = (st.st_dev, st.st_ino)
             if self._migrated_files and conn.identity not in self._migrated_files:
@@ -425,21 +456,20 @@ class SqliteSessionStore:
         user_id: str | None,
         limit: int | None,
         after: tuple[str, str] | None,
-    ) -> list[tuple[str, str, float]]:
-        sql = "SELECT user_id, id, update_time FROM sessions WHERE app_name = ?"
+    ) -> list[ListedSession]:
+        sql = _LIST_SESSIONS
         params: list[Any] = [app_name]
         if user_id is not None:
-            sql += " AND user_id = ?"
+            sql += " AND s.user_id = ?"
             params.append(user_id)
         if after is not None:
-            sql += " AND (user_id, id) > (?, ?)"
+            sql += " AND (s.user_id, s.id) > (?, ?)"
             params.extend(after)
-        sql += " ORDER BY user_id, id LIMIT ?"
+        sql += " ORDER BY s.user_id, s.id LIMIT ?"
         params.append(-1 if limit is None else limit)
 
-        def query(conn: sqlite3.Connection) -> list[tuple[str, str, float]]:
-            rows = conn.execute(sql, params).fetchall()
-            return [(r[0], r[1], float(r[2])) for r in rows]
+        def query(conn: sqlite3.Connection) -> list[ListedSession]:
+            return [listed_session(row, app_name) for row in conn.execute(sql, params)]
 
         return await self._run(query, write=False)
 
@@ -597,6 +627,9 @@ class SqliteSessionStore:
                 if self._inline_conn is not None:
                     self._inline_conn.close()
                     self._inline_conn = None
+            if self._keepalive is not None:
+                self._keepalive.close()
+                self._keepalive = None
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

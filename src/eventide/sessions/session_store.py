@@ -1,8 +1,10 @@
-"""The seam between ``SqlSessionService`` and its per-database stores.
+"""The seam between ``SessionService`` and its stores.
 
-A store speaks one database (SQLite, PostgreSQL) and moves plain data: JSON text and dicts.
-The service turns that into ``Session`` and ``Event`` objects and applies the semantics that
-all stores share.
+A store (in memory, SQLite, PostgreSQL) only moves rows: JSON text and plain dicts, each
+operation atomic. Every rule of the session contract -- scopes by prefix, ``temp:`` removal,
+id and JSON validation, size limits, folding stale copies, compare-and-set, idempotency by
+event id -- lives once, in :class:`eventide.sessions.session_service.SessionService`; a store
+implements exactly the operations below and reports what happened.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from eventide.errors import CorruptRecordError
 __all__ = [
     "AppendOutcome",
     "AppendRequest",
+    "ListedSession",
     "LoadedSession",
     "SessionStore",
     "StoredEvent",
     "dumps_json",
     "encode_json",
+    "listed_session",
     "loads_state",
     "merged_state",
     "split_delta",
@@ -88,8 +92,27 @@ class LoadedSession:
     events: list[StoredEvent]
 
 
+@dataclass(slots=True, kw_only=True)
+class ListedSession:
+    """A session as ``list`` returns it: ids, update time and merged state."""
+
+    user_id: str
+    session_id: str
+    update_time: float
+    state: dict[str, Any]
+
+
 class SessionStore(Protocol):
-    """What ``SqlSessionService`` needs from a database."""
+    """What ``SessionService`` needs from a store.
+
+    ``append`` is one atomic step: under the session's write lock it checks the session
+    exists, refuses when ``compare_and_set`` is asked and the log is not ``expected_seq``
+    long, skips an event id already stored (``duplicate``), else stores the event as number
+    ``last_seq + 1`` and merges the three deltas into the session's, the app's and the
+    user's state. Whenever the log had moved past ``expected_seq``, it also returns (from
+    the same snapshot, or None to let the service read them) the events the caller's copy
+    lacks and the merged state.
+    """
 
     dialect: str
 
@@ -130,8 +153,8 @@ class SessionStore(Protocol):
         user_id: str | None,
         limit: int | None,
         after: tuple[str, str] | None,
-    ) -> list[tuple[str, str, float]]:
-        """(user_id, session_id, update_time) rows ordered by (user_id, session_id)."""
+    ) -> list[ListedSession]:
+        """The app's (or one user's) sessions ordered by (user_id, session_id)."""
         ...
 
     async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
@@ -204,3 +227,15 @@ def merged_state(row: Any, app_name: str, user_id: str, session_id: str) -> dict
     state.update(loads_state(row[5], f"user {user_id!r} of app {app_name!r}"))
     state.update(loads_state(row[1], f"session {session_id!r}"))
     return state
+
+
+def listed_session(row: Any, app_name: str) -> ListedSession:
+    """A ``ListedSession`` from a (user_id, id, update_time, session state, app state,
+    user state) row."""
+    user_id, session_id = row[0], row[1]
+    state = loads_state(row[4], f"app {app_name!r}")
+    state.update(loads_state(row[5], f"user {user_id!r} of app {app_name!r}"))
+    state.update(loads_state(row[3], f"session {session_id!r}"))
+    return ListedSession(
+        user_id=user_id, session_id=session_id, update_time=float(row[2]), state=state
+    )
