@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 .PHONY: install demo test lint typecheck unit bench clean
 
 # llama.cpp's server for the real-model tests (the local-llm extra) builds from source: only
-# the libraries the Python server loads, which halves the build (about 6 min on 2 cores).
+# the libraries the Python server loads (6 min on 2 cores, measured at light load).
 LLAMA_CMAKE_ARGS := -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF \
 	-DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF
 LLM_STAMP := $(VENV)/.local-llm-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
