@@ -150,7 +150,7 @@ class SessionService(BaseSessionService):
             check_json_value(key, value)
         session_part, app_part, user_part = split_delta(clean)
         deltas = (session_part or {}, app_part or {}, user_part or {})
-        size = sum(len(dumps_json(d).encode()) for d in deltas)
+        size = sum(len(dumps_json(d).encode()) for d in deltas) if clean else 0
         if size > self.max_event_bytes:
             raise RecordTooLargeError(
                 what="The initial state", session_id=sid, size=size, limit=self.max_event_bytes
@@ -197,10 +197,10 @@ class SessionService(BaseSessionService):
             user_id=user_id,
             state=loaded.state,
             last_update_time=loaded.update_time,
+            log_position=loaded.last_seq,
         )
         # Parsed events are Event instances: set without validating each one again.
-        session.events = self._parse(loaded.events, app_name, user_id, session_id)
-        session.log_position = loaded.last_seq
+        _set_events(session, self._parse(loaded.events, app_name, user_id, session_id))
         return session
 
     async def _get_whole_session(
@@ -249,9 +249,9 @@ class SessionService(BaseSessionService):
             user_id=user_id,
             state=loaded.state,
             last_update_time=loaded.update_time,
+            log_position=loaded.last_seq,
         )
-        session.events = list(events)  # parsed Event instances: no need to validate again
-        session.log_position = loaded.last_seq
+        _set_events(session, list(events))  # parsed Event instances: no need to validate again
         return session
 
     async def list_sessions(
@@ -444,3 +444,10 @@ def _decode_token(token: str) -> tuple[str, str]:
         f"Invalid page_token {token!r}: pass the next_page_token of a previous "
         "list_sessions call unchanged."
     )
+
+
+def _set_events(session: Session, events: list[Event]) -> None:
+    """Put ``events`` in the session without pydantic's ``__setattr__`` (microseconds a call,
+    and the Runner reads the session every turn), marking the field set as it would."""
+    object.__setattr__(session, "events", events)
+    session.__pydantic_fields_set__.add("events")
