@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import PrivateAttr
-
 from eventide import types
 from eventide._model import EventideModel
 from eventide.errors import ModelBehaviorError, ModelError
@@ -35,8 +33,6 @@ class LlmResponse(EventideModel):
     model_version: str | None = None
     custom_metadata: dict[str, Any] | None = None
 
-    _error: ModelError | ModelBehaviorError | None = PrivateAttr(default=None)
-
     @classmethod
     def from_error(cls, error: ModelError | ModelBehaviorError) -> LlmResponse:
         """The error response for ``error`` (code and message copied, ``error`` kept)."""
@@ -51,9 +47,16 @@ class LlmResponse(EventideModel):
         else:
             self.error_code = "MALFORMED_FUNCTION_CALL"
         self.error_message = str(error)
-        self._error = error
+        # Kept in the instance's __dict__, not as a pydantic private attribute: those make
+        # every instance (every Event too) pay for setting up its private storage, about a
+        # microsecond each. Not a field, so never serialized, compared or shown.
+        object.__setattr__(self, _ERROR, error)
 
     @property
     def error(self) -> ModelError | ModelBehaviorError | None:
         """The failure behind ``error_code``, when a connector reported one."""
-        return self._error
+        error: ModelError | ModelBehaviorError | None = self.__dict__.get(_ERROR)
+        return error
+
+
+_ERROR = "_error"
