@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 __all__ = ["Change", "FileReport", "Unmapped", "migrate_path", "migrate_source"]
 
@@ -130,7 +130,12 @@ class _Migrator(cst.CSTTransformer):
         self.eventide_names, self.types_names = _eventide_names()
 
     def _line(self, node: cst.CSTNode) -> int:
-        return int(self.get_metadata(PositionProvider, node).start.line)
+        # libcst's get_metadata result includes its untyped "no default" sentinel for pyright;
+        # PositionProvider always yields a CodeRange for a node of the visited tree.
+        position = self.get_metadata(PositionProvider, node)
+        if not isinstance(position, CodeRange):
+            raise TypeError(f"libcst gave no source position for {_code(node)!r}")
+        return position.start.line
 
     def _unmapped(self, node: cst.CSTNode, code: str, reason: str) -> None:
         self.report.unmapped.append(Unmapped(self._line(node), code, reason))
@@ -172,7 +177,7 @@ class _Migrator(cst.CSTTransformer):
         kept: list[cst.ImportAlias] = []
         for alias in original_node.names:
             name = _dotted(alias.name)
-            local = alias.asname.name.value if alias.asname is not None else name  # type: ignore[union-attr]
+            local = alias.evaluated_alias or name
             target = RENAMED.get(name, name)
             if target in self.eventide_names:
                 asname = None if local == target else cst.AsName(name=cst.Name(local))
@@ -211,7 +216,7 @@ class _Migrator(cst.CSTTransformer):
             if len(names) != 1 or _dotted(names[0].name) != "types":
                 return updated_node
             alias = names[0]
-            local = alias.asname.name.value if alias.asname is not None else "types"  # type: ignore[union-attr]
+            local = alias.evaluated_alias or "types"
             if not self.types_ok.get(local, False):
                 return updated_node
             new_import = updated_node.with_changes(module=cst.Name("eventide"))
@@ -300,11 +305,7 @@ def _genai_types_aliases(module: cst.Module) -> set[str]:
             ):
                 for alias in small.names:
                     if _dotted(alias.name) == "types":
-                        aliases.add(
-                            alias.asname.name.value  # type: ignore[union-attr]
-                            if alias.asname is not None
-                            else "types"
-                        )
+                        aliases.add(alias.evaluated_alias or "types")
     return aliases
 
 
@@ -369,7 +370,7 @@ def python_files(path: Path) -> Iterator[Path]:
 
 def migrate_path(path: Path, *, write: bool) -> list[FileReport]:
     """Migrate every Python file under ``path``; with ``write``, save the changed ones."""
-    reports = []
+    reports: list[FileReport] = []
     for file in python_files(path):
         report = migrate_source(file.read_text(encoding="utf-8"), file)
         if write and report.new_source is not None:
