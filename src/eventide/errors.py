@@ -221,11 +221,31 @@ class ToolArgumentsError(ModelBehaviorError, ValueError):
 
 
 class ModelError(EventideError):
-    """A model provider reported an error or the connection to it failed."""
+    """A model provider reported an error or the connection to it failed.
 
-    def __init__(self, message: str, *, error_code: str | None = None) -> None:
+    Attributes:
+        error_code: the provider's code (``rate_limit_exceeded``), an HTTP status
+            (``"503"``) or Eventide's (``TIMEOUT``, ``CONNECTION_ERROR``, ``MALFORMED_STREAM``).
+        retryable: whether the same request can succeed later (429, 408, a transient 5xx,
+            a connection error); a request the provider refused as invalid never is.
+        retry_after: seconds the provider asked to wait (``Retry-After``), if it said.
+        status_code: the HTTP status, when the failure was one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_code: str | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status_code: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.error_code = error_code
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status_code = status_code
 
 
 class CredentialExchangeError(EventideError):

@@ -12,6 +12,7 @@ import asyncio
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
@@ -136,7 +137,7 @@ class Runner:
         self._sync_loop: asyncio.AbstractEventLoop | None = None
         self._worker: _WorkerLoop | None = None
 
-    async def run_async(
+    def run_async(
         self,
         *,
         user_id: str,
@@ -167,33 +168,98 @@ class Runner:
             RunnerClosedError: the runner was closed.
             ResumeError: an invocation to resume cannot be resumed (the message says why).
         """
-        if self._closed:
-            raise RunnerClosedError("This Runner was closed; create a new one to run again.")
-        if resume_unfinished and not self.resumable:
+        # The generator returned is the driver itself (one layer less per event and per
+        # invocation); nothing runs, and nothing is raised, until it is iterated.
+        if self.resumable:
+            return self._run_resumable(
+                user_id,
+                session_id,
+                new_message,
+                state_delta,
+                run_config,
+                invocation_id,
+                resume_unfinished,
+            )
+        return self._drive(
+            partial(
+                self._start,
+                user_id,
+                session_id,
+                new_message,
+                state_delta,
+                run_config,
+                invocation_id,
+                resume_unfinished,
+            )
+        )
+
+    async def _start(
+        self,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | str | None,
+        state_delta: dict[str, Any] | None,
+        run_config: RunConfig | None,
+        invocation_id: str | None,
+        resume_unfinished: bool,
+    ) -> tuple[InvocationContext, bool]:
+        """A new invocation of a Runner that is not resumable, the user's message committed."""
+        self._check_open()
+        if resume_unfinished:
             raise UsageError(_NOT_RESUMABLE)
         session = await self._load_session(user_id, session_id)
-        if self.resumable:
-            from eventide.durable import unfinished_invocation
+        return await self._fresh(session, new_message, state_delta, run_config, invocation_id)
 
-            resume_id: str | None = None
-            if invocation_id is not None and new_message is None and not state_delta:
-                if any(e.invocation_id == invocation_id for e in session.events):
-                    resume_id = invocation_id
-            elif resume_unfinished:
-                resume_id = unfinished_invocation(session)
-            if resume_id is not None:
-                async with aclosing(self._resume(session, resume_id, run_config)) as resumed:
-                    async for event in resumed:
-                        yield event
-                if invocation_id == resume_id:
-                    return
-                invocation_id = None
+    async def _run_resumable(
+        self,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content | str | None,
+        state_delta: dict[str, Any] | None,
+        run_config: RunConfig | None,
+        invocation_id: str | None,
+        resume_unfinished: bool,
+    ) -> AsyncGenerator[Event, None]:
+        """``run_async`` in a resumable app: continue an unfinished invocation when asked."""
+        from eventide.durable import unfinished_invocation
+
+        self._check_open()
+        session = await self._load_session(user_id, session_id)
+        resume_id: str | None = None
+        if invocation_id is not None and new_message is None and not state_delta:
+            if any(e.invocation_id == invocation_id for e in session.events):
+                resume_id = invocation_id
+        elif resume_unfinished:
+            resume_id = unfinished_invocation(session)
+        if resume_id is not None:
+            resume = partial(self._resume_start, session, resume_id, run_config)
+            async with aclosing(self._drive(resume)) as resumed:
+                async for event in resumed:
+                    yield event
+            if invocation_id == resume_id:
+                return
+            invocation_id = None
+        fresh = partial(self._fresh, session, new_message, state_delta, run_config, invocation_id)
+        async with aclosing(self._drive(fresh)) as events:
+            async for event in events:
+                yield event
+
+    async def _fresh(
+        self,
+        session: Session,
+        new_message: types.Content | str | None,
+        state_delta: dict[str, Any] | None,
+        run_config: RunConfig | None,
+        invocation_id: str | None,
+    ) -> tuple[InvocationContext, bool]:
         ctx = self._new_context(invocation_id or new_invocation_id(), session, run_config)
         if new_message is not None or state_delta:
             await self._append_user_event(ctx, new_message, state_delta)
-        async with aclosing(self._drive(ctx, resumed=False)) as events:
-            async for event in events:
-                yield event
+        return ctx, False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RunnerClosedError("This Runner was closed; create a new one to run again.")
 
     async def resume_async(
         self,
@@ -223,8 +289,7 @@ class Runner:
             ResumeError: the invocation finished, paused for the user, is not the latest,
                 was not run resumably, or names agents no longer in the tree.
         """
-        if self._closed:
-            raise RunnerClosedError("This Runner was closed; create a new one to run again.")
+        self._check_open()
         if not self.resumable:
             raise UsageError(_NOT_RESUMABLE)
         session = await self.session_service.get_session(
@@ -234,13 +299,15 @@ class Runner:
             raise SessionNotFoundError(
                 app_name=self.app_name, user_id=user_id, session_id=session_id
             )
-        async with aclosing(self._resume(session, invocation_id, run_config)) as events:
+        resume = partial(self._resume_start, session, invocation_id, run_config)
+        async with aclosing(self._drive(resume)) as events:
             async for event in events:
                 yield event
 
-    async def _resume(
+    async def _resume_start(
         self, session: Session, invocation_id: str | None, run_config: RunConfig | None
-    ) -> AsyncGenerator[Event, None]:
+    ) -> tuple[InvocationContext, bool]:
+        """The context that continues ``invocation_id``; whether an agent resumes in it."""
         from eventide.durable import plan_resume
 
         plan = plan_resume(self.agent, session, invocation_id)
@@ -249,9 +316,7 @@ class Runner:
         if plan.start_agent is not None:
             ctx.agent = plan.start_agent
             ctx.resume = plan.scope
-        async with aclosing(self._drive(ctx, resumed=plan.start_agent is not None)) as events:
-            async for event in events:
-                yield event
+        return ctx, plan.start_agent is not None
 
     def _new_context(
         self, invocation_id: str, session: Session, run_config: RunConfig | None
@@ -272,12 +337,16 @@ class Runner:
             ctx.resumable = True
         return ctx
 
-    async def _drive(self, ctx: InvocationContext, *, resumed: bool) -> AsyncGenerator[Event, None]:
-        """Run the invocation's agent, committing each event before the agent resumes.
+    async def _drive(
+        self, start: Callable[[], Awaitable[tuple[InvocationContext, bool]]]
+    ) -> AsyncGenerator[Event, None]:
+        """Run the invocation ``start`` sets up, committing each event before the agent
+        resumes.
 
-        ``resumed``: ``ctx.agent`` and ``ctx.resume`` say where to continue; otherwise the
-        agent for the turn is picked now.
+        ``start`` gives the context and whether it resumes: then ``ctx.agent`` and
+        ``ctx.resume`` say where to continue; otherwise the agent for the turn is picked now.
         """
+        ctx, resumed = await start()
         plugins = self.plugin_manager
         session = ctx.session
         # A resumable invocation's first committed event says so (see eventide.durable.log).
@@ -557,7 +626,8 @@ class Runner:
             _add_run_metadata(event, ctx.run_config.custom_metadata)
         if self.resumable:
             _mark_started(event)
-        ctx.hold_temp_state(event.actions.state_delta)
+        if state_delta:
+            ctx.hold_temp_state(event.actions.state_delta)
         await self.session_service.append_event(ctx.session, event)
 
     def _agent_for_turn(self, ctx: InvocationContext) -> BaseAgent:

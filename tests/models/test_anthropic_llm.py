@@ -258,19 +258,33 @@ async def test_error_event_mid_stream(server: FakeProviderServer) -> None:
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("how", ["cut", "garbage", "no_message_stop"])
+@pytest.mark.parametrize("how", ["cut", "garbage", "ends_mid_tool_input"])
 async def test_malformed_stream_becomes_error_response(
     server: FakeProviderServer, how: str
 ) -> None:
-    sse = anthropic_sse(
-        parallel_events(stop=how != "no_message_stop")[: 12 if how != "no_message_stop" else None]
-    )
+    """Rule (connectors, streams): a stream cut off, unparsable, or ending cleanly before
+    its stop reason with a tool input half sent is MALFORMED_STREAM."""
+    sse = anthropic_sse(parallel_events()[:12])
     if how == "garbage":
         sse += "event: content_block_delta\ndata: {nope\n\n"
     server.add(Reply(sse=sse, cut=how == "cut"))
     streamed = await collect(llm(server).generate_content_async(simple_request(), stream=True))
     assert streamed[-1].error_code == "MALFORMED_STREAM"
     assert all(r.partial for r in streamed[:-1])
+
+
+async def test_stream_with_stop_reason_but_no_message_stop_is_used(
+    server: FakeProviderServer,
+) -> None:
+    """Rule (connectors, streams): a stream whose stop reason arrived and whose content is
+    complete is used even when ``message_stop`` never comes."""
+    server.add(Reply(sse=anthropic_sse(parallel_events(stop=False))))
+    streamed = await collect(llm(server).generate_content_async(simple_request(), stream=True))
+    final = streamed[-1]
+    assert (final.error_code, final.finish_reason) == (None, "STOP")
+    assert final.content is not None and final.content.parts is not None
+    calls = [p.function_call.args for p in final.content.parts if p.function_call]
+    assert calls == [{"city": "Paris"}, {"city": "Oslo"}]
 
 
 async def test_bad_streamed_tool_json(server: FakeProviderServer) -> None:

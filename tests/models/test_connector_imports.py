@@ -37,6 +37,6 @@ def test_resolving_names_loads_no_provider_sdk() -> None:
 def test_first_use_loads_only_that_sdk() -> None:
     code = (
         "from eventide.models.openai_llm import OpenAILlm\n"
-        "OpenAILlm(model='gpt-4.1', api_key='k')._get_client()\n"
+        "OpenAILlm(model='gpt-4.1', api_key='k').get_provider().client()\n"
     )
     assert _loaded_after(code) == ["openai"]

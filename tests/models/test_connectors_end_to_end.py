@@ -282,7 +282,9 @@ async def test_streamed_anthropic_error_reaches_the_caller_as_an_event(
     server.add(Reply(sse=events_sse))
     agent = LlmAgent(
         name="weather",
-        model=AnthropicLlm(model="claude-test", api_key="k", base_url=server.url),
+        # An overload before any output is retryable; with no retries left it is the
+        # turn's error event.
+        model=AnthropicLlm(model="claude-test", api_key="k", base_url=server.url, max_retries=0),
     )
     runner, session_id = await start(agent)
     events = await turn(

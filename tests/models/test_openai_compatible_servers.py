@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from eventide import types
-from eventide.models._connector_support import RetryPolicy, retry_after_seconds
+from eventide.models._failures import retry_after_seconds
 from eventide.models.llm_request import LlmRequest
 from eventide.models.openai_llm import OpenAILlm
+from eventide.models.retrying_llm import RetryPolicy
 from tests.models.conftest import WEATHER_SCHEMA, collect, text
 from tests.models.fake_provider_servers import FakeProviderServer, Reply, chat_sse
 from tests.models.openai_dialects import DIALECTS, llama_cpp_check
@@ -217,3 +218,48 @@ def test_retry_after_header_in_seconds_or_as_http_date() -> None:
     assert retry_after_seconds({"retry-after": "soon"}) is None
     policy = RetryPolicy(max_retries=3, base_delay=0.5, max_delay=30.0)
     assert policy.delay(0, 7.0) == 7.0
+
+
+def test_any_mode_with_one_declared_function_names_it() -> None:
+    """Rule (connectors, tool_choice): ``ANY`` with a single declared function is sent as
+    that named function (the same constraint), which servers without ``"required"``
+    (llama.cpp's) can enforce; with several it stays ``"required"``."""
+    from eventide.models._openai_chat_format import chat_request
+
+    request = after_tool_call()
+    request.config.tool_config = types.ToolConfig(mode="ANY")
+    assert chat_request(request, model="m")["tool_choice"] == {
+        "type": "function",
+        "function": {"name": "get_weather"},
+    }
+
+
+async def test_streamed_tool_call_whose_name_repeats_in_every_fragment(
+    server: FakeProviderServer,
+) -> None:
+    """Rule (connectors, llama.cpp dialect): llama.cpp's server repeats the function name
+    and id in every streamed tool-call fragment; the call keeps one name."""
+    fragments = ['{"city"', ': "Oslo"}']
+    call_id = "call__0_get_weather_cmpl-1"
+    chunks = [
+        chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": piece},
+                    }
+                ]
+            }
+        )
+        for piece in fragments
+    ]
+    server.add(Reply(sse=chat_sse([*chunks, chunk({}, finish="tool_calls")])))
+    [final] = await collect(llm(server).generate_content_async(after_tool_call(), stream=True))
+    assert final.content is not None and final.content.parts is not None
+    [part] = final.content.parts
+    assert part.function_call is not None
+    call = part.function_call
+    assert (call.name, call.id, call.args) == ("get_weather", call_id, {"city": "Oslo"})

@@ -241,16 +241,14 @@ class LlmAgent(BaseAgent):
         before_tool: tuple[BeforeToolHook, ...] = ()
         after_tool: tuple[AfterToolHook, ...] = ()
         on_tool_error: tuple[ToolErrorHook, ...] = ()
-        if plugins.has_model_or_tool_hooks or any(
-            callbacks is not None
-            for callbacks in (
-                self.before_model_callback,
-                self.after_model_callback,
-                self.on_model_error_callback,
-                self.before_tool_callback,
-                self.after_tool_callback,
-                self.on_tool_error_callback,
-            )
+        if (
+            plugins.has_model_or_tool_hooks
+            or self.before_model_callback is not None
+            or self.after_model_callback is not None
+            or self.on_model_error_callback is not None
+            or self.before_tool_callback is not None
+            or self.after_tool_callback is not None
+            or self.on_tool_error_callback is not None
         ):
             # Built only when some hook exists: a plain agent's record keeps the empty chains.
             before_model = _before_model_chain(plugins, self.before_model_callback)
@@ -267,10 +265,12 @@ class LlmAgent(BaseAgent):
             include_contents=self.include_contents,
             global_instruction=root.global_instruction if isinstance(root, LlmAgent) else "",
             instruction=self.instruction,
-            tools=tuple(await self.canonical_tools(ReadonlyContext(ctx))),
+            tools=tuple(await self.canonical_tools(ReadonlyContext(ctx))) if self.tools else (),
             output_schema=self.output_schema,
             output_key=self.output_key,
-            transfer_targets=tuple(TransferTarget(t.name, t.description) for t in targets),
+            transfer_targets=tuple(TransferTarget(t.name, t.description) for t in targets)
+            if targets
+            else (),
             parent_name=parent.name if parent is not None and parent in targets else None,
             run_agent=self._run_agent_named,
             before_model=before_model,

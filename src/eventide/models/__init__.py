@@ -1,8 +1,23 @@
-"""Model interface: requests, responses, connectors and the name registry."""
+"""Model interface: requests, responses, connectors' providers, wrappers and the registry."""
 
 from eventide.models.base_llm import BaseLlm
+from eventide.models.fallback_llm import FallbackLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.models.providers import AnthropicProvider, GeminiProvider, OpenAIProvider, Provider
 from eventide.models.registry import LLMRegistry
+from eventide.models.retrying_llm import RetryingLlm, RetryPolicy
 
-__all__ = ["BaseLlm", "LLMRegistry", "LlmRequest", "LlmResponse"]
+__all__ = [
+    "AnthropicProvider",
+    "BaseLlm",
+    "FallbackLlm",
+    "GeminiProvider",
+    "LLMRegistry",
+    "LlmRequest",
+    "LlmResponse",
+    "OpenAIProvider",
+    "Provider",
+    "RetryPolicy",
+    "RetryingLlm",
+]

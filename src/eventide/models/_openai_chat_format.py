@@ -9,38 +9,28 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
-from collections.abc import AsyncGenerator
+from collections.abc import Callable
 from typing import Any
 
 from eventide import types
 from eventide.errors import UsageError
-from eventide.models._connector_support import (
+from eventide.models._history import (
     CallIdAssigner,
-    Classifier,
-    OpenedStream,
-    ProviderFailure,
     code_part_as_text,
-    fill_missing_call_ids,
-    guarded_stream,
-    json_arguments,
-    openai_tool_choice,
-    partial_text_response,
     reject_builtin_tools,
-    response_dict,
     response_payload,
 )
+from eventide.models._json import JsonObject, integer, obj, objects, string
+from eventide.models._stream_assembler import StreamAssembler, token_usage
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
 __all__ = [
-    "ChatStreamAccumulator",
     "chat_request",
-    "parse_chat_completion",
-    "stream_chat_completion",
+    "feed_chat_chunk",
+    "openai_tool_choice",
+    "read_chat_completion",
 ]
-
-_LOG = logging.getLogger("eventide.models")
 
 _FINISH_REASONS = {
     "stop": "STOP",
@@ -77,6 +67,11 @@ def chat_request(
         body["tools"] = tools
         choice = openai_tool_choice(
             config.tool_config,
+            declared=[
+                declaration.name or ""
+                for tool in config.tools or ()
+                for declaration in tool.function_declarations or ()
+            ],
             function_ref=lambda name: {"type": "function", "function": {"name": name}},
             allowed=lambda refs: {
                 "type": "allowed_tools",
@@ -230,196 +225,119 @@ def _schema_name(schema: dict[str, Any]) -> str:
     return "response"
 
 
-def parse_chat_completion(data: dict[str, Any], *, calls_before: int) -> LlmResponse:
-    """An :class:`LlmResponse` from a Chat Completions response body.
+def openai_tool_choice(
+    tool_config: types.ToolConfig | None,
+    *,
+    declared: list[str],
+    function_ref: Callable[[str], JsonObject],
+    allowed: Callable[[list[JsonObject]], JsonObject],
+) -> str | JsonObject | None:
+    """An OpenAI ``tool_choice`` for a ``ToolConfig`` (None: leave it to the API).
 
-    Args:
-        data: the response as JSON data.
-        calls_before: function calls already in the history (numbers missing call ids).
+    Chat Completions and the Responses API spell a named function and a list of allowed
+    tools differently; ``function_ref`` and ``allowed`` give those shapes. ``ANY`` with a
+    single declared function names it: the same rule, and servers that cannot do
+    ``"required"`` (llama.cpp's) can force a named function.
     """
-    choices = data.get("choices") or []
+    if tool_config is None or tool_config.mode is None:
+        return None
+    if tool_config.mode == "NONE":
+        return "none"
+    if tool_config.mode == "AUTO":
+        return "auto"
+    names = tool_config.allowed_function_names or []
+    if len(names) == 1:
+        return function_ref(names[0])
+    if names:
+        return allowed([function_ref(n) for n in names])
+    if len(declared) == 1:
+        return function_ref(declared[0])
+    return "required"
+
+
+def read_chat_completion(data: JsonObject, assembler: StreamAssembler) -> None:
+    """Feed a whole Chat Completions response body into ``assembler``."""
+    _read_common(data, assembler)
+    choices = objects(data.get("choices"))
     if not choices:
-        return LlmResponse(
-            error_code="EMPTY_RESPONSE",
-            error_message="The model returned no choices.",
-            usage_metadata=_usage(data.get("usage")),
-            turn_complete=True,
-        )
-    choice = choices[0]
-    message = choice.get("message") or {}
-    parts: list[types.Part] = []
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(reasoning, str) and reasoning:
-        parts.append(types.Part(text=reasoning, thought=True))
-    if message.get("content"):
-        parts.append(types.Part(text=message["content"]))
-    problems: list[str] = []
-    for tool_call in message.get("tool_calls") or ():
-        function = tool_call.get("function") or {}
-        args, problem = json_arguments(function.get("arguments"))
-        if problem:
-            problems.append(f"{function.get('name')}: {problem}")
-        parts.append(
-            types.Part(
-                function_call=types.FunctionCall(
-                    id=tool_call.get("id") or None, name=function.get("name"), args=args
-                )
+        assembler.end_with(
+            LlmResponse(
+                error_code="EMPTY_RESPONSE",
+                error_message="The model returned no choices.",
+                usage_metadata=assembler.usage,
+                turn_complete=True,
             )
         )
-    fill_missing_call_ids(parts, calls_before=calls_before)
-    raw_finish = choice.get("finish_reason")
-    finish = _FINISH_REASONS.get(raw_finish, "OTHER") if raw_finish else None
-    response = LlmResponse(
-        content=types.Content(role="model", parts=parts) if parts else None,
-        finish_reason=finish,
-        usage_metadata=_usage(data.get("usage")),
-        model_version=data.get("model"),
-        turn_complete=True,
-    )
-    if message.get("refusal"):
-        response.error_code = "SAFETY"
-        response.error_message = f"The model refused: {message['refusal']}"
-    elif finish == "SAFETY":
-        response.error_code = "SAFETY"
-        response.error_message = "The provider's content filter stopped the response."
-    elif problems:
-        response.error_code = "MALFORMED_FUNCTION_CALL"
-        response.error_message = "; ".join(problems)
-    return response
+        return
+    choice = choices[0]
+    message = obj(choice.get("message"))
+    _read_message(message, assembler, whole=True)
+    _read_finish(string(choice.get("finish_reason")), assembler)
+    # A finish reason may be missing from a whole response; the response is complete.
+    assembler.finish(None)
 
 
-def _usage(usage: Any) -> types.UsageMetadata | None:
-    if not isinstance(usage, dict):
-        return None
-    prompt_details = usage.get("prompt_tokens_details") or {}
-    completion_details = usage.get("completion_tokens_details") or {}
-    return types.UsageMetadata(
-        prompt_token_count=usage.get("prompt_tokens"),
-        candidates_token_count=usage.get("completion_tokens"),
-        total_token_count=usage.get("total_tokens"),
-        cached_content_token_count=prompt_details.get("cached_tokens"),
-        thoughts_token_count=completion_details.get("reasoning_tokens"),
-    )
+def feed_chat_chunk(data: JsonObject, assembler: StreamAssembler) -> list[LlmResponse]:
+    """Feed one streamed chunk into ``assembler``; return the partials to stream."""
+    _read_common(data, assembler)
+    partials: list[LlmResponse] = []
+    for choice in objects(data.get("choices")):
+        if (integer(choice.get("index")) or 0) != 0:
+            continue
+        partials.extend(_read_message(obj(choice.get("delta")), assembler, whole=False))
+        finish = string(choice.get("finish_reason"))
+        if finish:
+            _read_finish(finish, assembler)
+    return partials
 
 
-class ChatStreamAccumulator:
-    """Rebuilds a complete Chat Completions response from its streamed chunks.
-
-    Tool-call arguments arrive as string fragments keyed by the call's ``index``; they are
-    joined here and parsed only once the stream ends, so no half-built call escapes.
-    """
-
-    def __init__(self) -> None:
-        self._text: list[str] = []
-        self._reasoning: list[str] = []
-        self._calls: dict[int, dict[str, Any]] = {}
-        self._finish: str | None = None
-        self._usage: dict[str, Any] | None = None
-        self._model: str | None = None
-        self._refusal: list[str] = []
-
-    def add(self, chunk: dict[str, Any]) -> list[tuple[str, bool]]:
-        """Take one chunk; return the ``(text, is_thought)`` deltas to stream on."""
-        deltas: list[tuple[str, bool]] = []
-        self._model = chunk.get("model") or self._model
-        if isinstance(chunk.get("usage"), dict):
-            self._usage = chunk["usage"]
-        for choice in chunk.get("choices") or ():
-            if choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta") or {}
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                self._reasoning.append(reasoning)
-                deltas.append((reasoning, True))
-            if delta.get("content"):
-                self._text.append(delta["content"])
-                deltas.append((delta["content"], False))
-            if delta.get("refusal"):
-                self._refusal.append(delta["refusal"])
-            for fragment in delta.get("tool_calls") or ():
-                slot = self._calls.setdefault(
-                    fragment.get("index", len(self._calls)),
-                    {"id": None, "name": "", "arguments": []},
-                )
-                slot["id"] = fragment.get("id") or slot["id"]
-                function = fragment.get("function") or {}
-                if function.get("name"):
-                    slot["name"] += function["name"]
-                if function.get("arguments"):
-                    slot["arguments"].append(function["arguments"])
-            if choice.get("finish_reason"):
-                self._finish = choice["finish_reason"]
-        return deltas
-
-    @property
-    def finished(self) -> bool:
-        """Whether a chunk carried a finish reason (a stream cut short never does)."""
-        return self._finish is not None
-
-    @property
-    def complete(self) -> bool:
-        """Whether what arrived is usable without a finish reason: some text or tool calls,
-        and every tool call's arguments whole JSON."""
-        if not self._text and not self._calls:
-            return False
-        for slot in self._calls.values():
-            if not slot["name"] or json_arguments("".join(slot["arguments"]))[1] is not None:
-                return False
-        return True
-
-    def completion(self) -> dict[str, Any]:
-        """The aggregated response, shaped like a non-streaming Chat Completions body."""
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text) or None}
-        if self._reasoning:
-            message["reasoning_content"] = "".join(self._reasoning)
-        if self._refusal:
-            message["refusal"] = "".join(self._refusal)
-        if self._calls:
-            message["tool_calls"] = [
-                {
-                    "id": slot["id"],
-                    "type": "function",
-                    "function": {"name": slot["name"], "arguments": "".join(slot["arguments"])},
-                }
-                for _, slot in sorted(self._calls.items())
-            ]
-        data: dict[str, Any] = {
-            "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
-        }
-        if self._model:
-            data["model"] = self._model
-        if self._usage is not None:
-            data["usage"] = self._usage
-        return data
-
-
-async def stream_chat_completion(
-    opened: OpenedStream[Any],
-    calls_before: int,
-    classify: Classifier,
-) -> AsyncGenerator[LlmResponse, None]:
-    """Partial text responses as a Chat Completions stream arrives, then the complete one
-    (shared by the OpenAI and LiteLLM connectors, which differ only in ``classify``)."""
-    accumulator = ChatStreamAccumulator()
-    async for chunk in guarded_stream(opened, classify=classify):
-        if isinstance(chunk, ProviderFailure):
-            yield chunk.to_response()
-            return
-        for text, thought in accumulator.add(response_dict(chunk)):
-            yield partial_text_response(text, thought=thought)
-    if not accumulator.finished:
-        if not accumulator.complete:
-            yield ProviderFailure(
-                code="MALFORMED_STREAM",
-                message="The stream ended without a finish reason and without complete "
-                "content (cut short?); retry the turn.",
-            ).to_response()
-            return
-        # llama.cpp's server ends streams this way when tool_choice is set; what arrived
-        # is whole, so it is used.
-        _LOG.warning(
-            "The model's stream ended without a finish reason; its content is complete, "
-            "so it is used as the answer."
+def _read_common(data: JsonObject, assembler: StreamAssembler) -> None:
+    model = string(data.get("model"))
+    if model:
+        assembler.model_version = model
+    usage = obj(data.get("usage"))
+    if usage:
+        assembler.usage = token_usage(
+            prompt=integer(usage.get("prompt_tokens")),
+            output=integer(usage.get("completion_tokens")),
+            total=integer(usage.get("total_tokens")),
+            cached=integer(obj(usage.get("prompt_tokens_details")).get("cached_tokens")),
+            thoughts=integer(obj(usage.get("completion_tokens_details")).get("reasoning_tokens")),
         )
-    yield parse_chat_completion(accumulator.completion(), calls_before=calls_before)
+
+
+def _read_message(
+    message: JsonObject, assembler: StreamAssembler, *, whole: bool
+) -> list[LlmResponse]:
+    partials: list[LlmResponse] = []
+    # Reasoning text: DeepSeek, Qwen and vLLM send reasoning_content, Ollama reasoning.
+    reasoning = string(message.get("reasoning_content")) or string(message.get("reasoning"))
+    for text, thought in ((reasoning, True), (string(message.get("content")), False)):
+        if text:
+            partial = assembler.text(text, thought=thought)
+            if partial is not None:
+                partials.append(partial)
+    refusal = string(message.get("refusal"))
+    if refusal:
+        assembler.fail("SAFETY", f"The model refused: {refusal}")
+    for position, call in enumerate(objects(message.get("tool_calls"))):
+        function = obj(call.get("function"))
+        # A streamed fragment names its call by index; Ollama sends whole calls, some
+        # servers without an index.
+        key = position if whole else integer(call.get("index"))
+        assembler.tool_call(
+            key,
+            call_id=string(call.get("id")),
+            name=string(function.get("name")),
+            arguments=string(function.get("arguments")),
+        )
+    return partials
+
+
+def _read_finish(raw: str | None, assembler: StreamAssembler) -> None:
+    if not raw:
+        return
+    finish = _FINISH_REASONS.get(raw, "OTHER")
+    assembler.finish(finish)
+    if finish == "SAFETY":
+        assembler.fail("SAFETY", "The provider's content filter stopped the response.")

@@ -7,19 +7,19 @@ import json
 from typing import Any
 
 from eventide import types
-from eventide.models._connector_support import (
+from eventide.models._history import (
     CallIdAssigner,
     code_part_as_text,
-    fill_missing_call_ids,
-    json_arguments,
-    openai_tool_choice,
     reject_builtin_tools,
     response_payload,
 )
+from eventide.models._json import JsonObject, integer, obj, objects, string
+from eventide.models._openai_chat_format import openai_tool_choice
+from eventide.models._stream_assembler import StreamAssembler, partial_response, token_usage
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
-__all__ = ["parse_responses_response", "responses_request"]
+__all__ = ["feed_responses_event", "read_responses_response", "responses_request"]
 
 
 def responses_request(llm_request: LlmRequest, *, model: str) -> dict[str, Any]:
@@ -49,6 +49,11 @@ def responses_request(llm_request: LlmRequest, *, model: str) -> dict[str, Any]:
         body["tools"] = tools
         choice = openai_tool_choice(
             config.tool_config,
+            declared=[
+                declaration.name or ""
+                for tool in config.tools or ()
+                for declaration in tool.function_declarations or ()
+            ],
             function_ref=lambda name: {"type": "function", "name": name},
             allowed=lambda refs: {"type": "allowed_tools", "mode": "required", "tools": refs},
         )
@@ -147,74 +152,83 @@ def _content_item(part: types.Part, *, assistant: bool) -> dict[str, Any] | None
     return None
 
 
-def parse_responses_response(data: dict[str, Any], *, calls_before: int) -> LlmResponse:
-    """An :class:`LlmResponse` from a Responses API response object."""
-    parts: list[types.Part] = []
+def read_responses_response(data: JsonObject, assembler: StreamAssembler) -> None:
+    """Feed a whole Responses API response object into ``assembler``."""
+    status = string(data.get("status"))
+    if status == "failed" or isinstance(data.get("error"), dict):
+        details = obj(data.get("error"))
+        assembler.fail(
+            str(details.get("code") or "FAILED"),
+            string(details.get("message")) or "The response failed.",
+        )
     refusals: list[str] = []
-    problems: list[str] = []
-    for item in data.get("output") or ():
+    for item in objects(data.get("output")):
         kind = item.get("type")
         if kind == "reasoning":
-            texts = [s.get("text", "") for s in item.get("summary") or ()]
-            texts += [c.get("text", "") for c in item.get("content") or ()]
-            text = "".join(texts)
-            if text:
-                parts.append(types.Part(text=text, thought=True))
+            pieces = objects(item.get("summary")) + objects(item.get("content"))
+            assembler.text("".join(string(p.get("text")) or "" for p in pieces), thought=True)
         elif kind == "message":
-            for piece in item.get("content") or ():
+            for piece in objects(item.get("content")):
                 if piece.get("type") == "output_text":
-                    parts.append(types.Part(text=piece.get("text", "")))
+                    assembler.text(string(piece.get("text")) or "")
                 elif piece.get("type") == "refusal":
-                    refusals.append(piece.get("refusal", ""))
+                    refusals.append(string(piece.get("refusal")) or "")
         elif kind == "function_call":
-            args, problem = json_arguments(item.get("arguments"))
-            if problem:
-                problems.append(f"{item.get('name')}: {problem}")
-            parts.append(
-                types.Part(
-                    function_call=types.FunctionCall(
-                        id=item.get("call_id") or None, name=item.get("name"), args=args
-                    )
-                )
+            assembler.tool_call(
+                None,
+                call_id=string(item.get("call_id")),
+                name=string(item.get("name")),
+                arguments=string(item.get("arguments")),
             )
-    fill_missing_call_ids(parts, calls_before=calls_before)
-    status = data.get("status")
-    incomplete = (data.get("incomplete_details") or {}).get("reason")
-    finish = {"completed": "STOP", "incomplete": "MAX_TOKENS"}.get(status or "", None)
+    incomplete = string(obj(data.get("incomplete_details")).get("reason"))
+    finish = {"completed": "STOP", "incomplete": "MAX_TOKENS"}.get(status or "")
     if incomplete == "content_filter":
         finish = "SAFETY"
-    response = LlmResponse(
-        content=types.Content(role="model", parts=parts) if parts else None,
-        finish_reason=finish,
-        usage_metadata=_usage(data.get("usage")),
-        model_version=data.get("model"),
-        turn_complete=True,
-    )
-    error = data.get("error")
-    if status == "failed" or isinstance(error, dict):
-        error = error or {}
-        response.error_code = str(error.get("code") or "FAILED")
-        response.error_message = error.get("message") or "The response failed."
-    elif refusals or finish == "SAFETY":
-        response.error_code = "SAFETY"
-        response.error_message = (
-            "The model refused: " + " ".join(refusals)
-            if refusals
-            else ("The provider's content filter stopped the response.")
+    assembler.finish(finish)
+    if refusals:
+        assembler.fail("SAFETY", "The model refused: " + " ".join(refusals))
+    elif finish == "SAFETY":
+        assembler.fail("SAFETY", "The provider's content filter stopped the response.")
+    usage = obj(data.get("usage"))
+    if usage:
+        assembler.usage = token_usage(
+            prompt=integer(usage.get("input_tokens")),
+            output=integer(usage.get("output_tokens")),
+            total=integer(usage.get("total_tokens")),
+            cached=integer(obj(usage.get("input_tokens_details")).get("cached_tokens")),
+            thoughts=integer(obj(usage.get("output_tokens_details")).get("reasoning_tokens")),
         )
-    elif problems:
-        response.error_code = "MALFORMED_FUNCTION_CALL"
-        response.error_message = "; ".join(problems)
-    return response
+    assembler.model_version = string(data.get("model"))
 
 
-def _usage(usage: Any) -> types.UsageMetadata | None:
-    if not isinstance(usage, dict):
-        return None
-    return types.UsageMetadata(
-        prompt_token_count=usage.get("input_tokens"),
-        candidates_token_count=usage.get("output_tokens"),
-        total_token_count=usage.get("total_tokens"),
-        cached_content_token_count=(usage.get("input_tokens_details") or {}).get("cached_tokens"),
-        thoughts_token_count=(usage.get("output_tokens_details") or {}).get("reasoning_tokens"),
-    )
+_DELTAS = {
+    "response.output_text.delta": False,
+    "response.reasoning_summary_text.delta": True,
+    "response.reasoning_text.delta": True,
+}
+
+
+def feed_responses_event(data: JsonObject, assembler: StreamAssembler) -> list[LlmResponse]:
+    """Feed one Responses API stream event; return the partials to stream.
+
+    Deltas are streamed as they come; the closing event carries the whole response, the
+    same object a non-streamed call returns, so both paths end in the same response.
+    """
+    kind = string(data.get("type")) or ""
+    delta = string(data.get("delta"))
+    if kind in _DELTAS:
+        return [partial_response(delta, thought=_DELTAS[kind])] if delta else []
+    if kind in {"response.completed", "response.incomplete", "response.failed"}:
+        whole = StreamAssembler(calls_before=assembler.calls_before)
+        read_responses_response(obj(data.get("response")), whole)
+        assembler.end_with(whole.final())
+    elif kind == "error":
+        assembler.end_with(
+            LlmResponse(
+                error_code=str(data.get("code") or "STREAM_ERROR"),
+                error_message=string(data.get("message"))
+                or "The provider reported a stream error.",
+                turn_complete=True,
+            )
+        )
+    return []

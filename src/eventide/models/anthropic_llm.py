@@ -14,33 +14,23 @@ thinking on; ``config.response_json_schema`` asks for structured output. ``seed`
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from eventide import types
-from eventide.models._connector_support import (
+from eventide.models._history import (
     CallIdAssigner,
-    OpenedStream,
-    ProviderFailure,
-    RemoteLlm,
-    api_key_from_env,
-    call_with_retries,
-    close_stream,
     code_part_as_text,
-    count_function_calls,
-    fill_missing_call_ids,
-    fit_to_signature,
-    guarded_stream,
-    open_stream_with_retries,
-    partial_text_response,
     reject_builtin_tools,
-    response_dict,
     response_payload,
-    retry_after_seconds,
-    status_code_failure,
 )
+from eventide.models._json import JsonObject, integer, obj, objects, string
+from eventide.models._sdk_calls import fit_to_signature, response_dict
+from eventide.models._stream_assembler import StreamAssembler, token_usage
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.models.providers import AnthropicProvider, Provider
+from eventide.models.remote_llm import RemoteLlm, WireCall
 
 __all__ = ["AnthropicLlm", "Claude"]
 
@@ -64,66 +54,40 @@ class AnthropicLlm(RemoteLlm):
         base_url: the server; default ``ANTHROPIC_BASE_URL`` or Anthropic's own.
         max_tokens: the output limit when the request sets no ``max_output_tokens`` (the
             Messages API requires one).
+        provider: where the model is served (overrides ``api_key``, ``base_url`` and
+            ``timeout``).
     """
 
     model: str = "claude-sonnet-4-5"
     api_key: str | None = None
     base_url: str | None = None
     max_tokens: int = 4096
+    provider: AnthropicProvider | None = None
 
     @classmethod
     def supported_models(cls) -> list[str]:
         """``claude-*`` and ``anthropic/*``."""
         return [r"claude-.*", r"anthropic/.*"]
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            import anthropic
+    def _make_provider(self) -> AnthropicProvider:
+        if self.provider is not None:
+            return self.provider
+        return AnthropicProvider(api_key=self.api_key, base_url=self.base_url, timeout=self.timeout)
 
-            key = api_key_from_env(self.api_key, ["ANTHROPIC_API_KEY"], provider="Anthropic")
-            self._client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=self.base_url,
-                timeout=self.timeout,
-                # Retries happen in Eventide, with its own policy, for every connector alike.
-                max_retries=0,
-            )
-        return self._client
-
-    def _body(self, llm_request: LlmRequest) -> dict[str, Any]:
+    def _wire_call(self, llm_request: LlmRequest, provider: Provider) -> WireCall:
+        client: Any = provider.client()
         model = self.model.removeprefix("anthropic/")
-        return messages_request(llm_request, model=model, default_max_tokens=self.max_tokens)
+        body = messages_request(llm_request, model=model, default_max_tokens=self.max_tokens)
+        kwargs = fit_to_signature(client.messages.create, body)
 
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        """Call the model; see :class:`~eventide.models.base_llm.BaseLlm`."""
-        client = self._get_client()
-        body = fit_to_signature(client.messages.create, self._body(llm_request))
-        calls_before = count_function_calls(llm_request)
-        policy = self._retry_policy()
-        if not stream:
-            result = await call_with_retries(
-                lambda: client.messages.create(**body), policy=policy, classify=_classify
-            )
-            if isinstance(result, ProviderFailure):
-                yield result.to_response()
-            else:
-                yield parse_message(response_dict(result), calls_before=calls_before)
-            return
+        async def send() -> object:
+            result: object = await client.messages.create(**kwargs)
+            return result
 
-        async def open_stream() -> AsyncIterator[Any]:
-            return aiter(await client.messages.create(**body, stream=True))
+        async def open_stream() -> AsyncIterator[object]:
+            return aiter(await client.messages.create(**kwargs, stream=True))
 
-        opened = await open_stream_with_retries(open_stream, policy=policy, classify=_classify)
-        if isinstance(opened, ProviderFailure):
-            yield opened.to_response()
-            return
-        try:
-            async for response in _message_stream(opened, calls_before):
-                yield response
-        finally:
-            await close_stream(opened.rest)
+        return WireCall(send=send, open_stream=open_stream, read=_read, feed=_feed)
 
 
 Claude = AnthropicLlm
@@ -143,7 +107,7 @@ def messages_request(
     }
     if config.system_instruction:
         body["system"] = config.system_instruction
-    tools = []
+    tools: list[dict[str, Any]] = []
     for tool in config.tools or ():
         for declaration in tool.function_declarations or ():
             spec: dict[str, Any] = {
@@ -254,157 +218,92 @@ def _tool_choice(tool_config: types.ToolConfig | None) -> dict[str, Any] | None:
     return {"type": "any"}
 
 
-def parse_message(data: dict[str, Any], *, calls_before: int) -> LlmResponse:
-    """An :class:`LlmResponse` from a Messages API message."""
-    parts: list[types.Part] = []
-    for block in data.get("content") or ():
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(types.Part(text=block.get("text", "")))
-        elif kind == "thinking":
-            signature = block.get("signature")
-            parts.append(
-                types.Part(
-                    text=block.get("thinking", ""),
-                    thought=True,
-                    thought_signature=signature.encode("utf-8") if signature else None,
-                )
-            )
-        elif kind == "tool_use":
-            parts.append(
-                types.Part(
-                    function_call=types.FunctionCall(
-                        id=block.get("id") or None,
-                        name=block.get("name"),
-                        args=block.get("input") or {},
-                    )
-                )
-            )
-    fill_missing_call_ids(parts, calls_before=calls_before)
-    stop = data.get("stop_reason")
-    finish = _STOP_REASONS.get(stop, "OTHER") if stop else None
-    response = LlmResponse(
-        content=types.Content(role="model", parts=parts) if parts else None,
-        finish_reason=finish,
-        usage_metadata=_usage(data.get("usage")),
-        model_version=data.get("model"),
-        turn_complete=True,
+def read_message(data: JsonObject, assembler: StreamAssembler) -> None:
+    """Feed a whole Messages API message into ``assembler``."""
+    for index, block in enumerate(objects(data.get("content"))):
+        _read_block_start(index, block, assembler)
+    _read_message_fields(data, assembler)
+    assembler.finish(None)
+
+
+def _read_block_start(index: int, block: JsonObject, assembler: StreamAssembler) -> None:
+    kind = block.get("type")
+    if kind == "text":
+        assembler.text(string(block.get("text")) or "", block=index)
+    elif kind == "thinking":
+        signature = string(block.get("signature"))
+        assembler.text(
+            string(block.get("thinking")) or "",
+            thought=True,
+            signature=signature.encode("utf-8") if signature else None,
+            block=index,
+        )
+    elif kind == "tool_use":
+        assembler.tool_call(
+            index,
+            call_id=string(block.get("id")),
+            name=string(block.get("name")),
+            args=obj(block.get("input")),
+        )
+
+
+def _read_message_fields(data: JsonObject, assembler: StreamAssembler) -> None:
+    model = string(data.get("model"))
+    if model:
+        assembler.model_version = model
+    usage = obj(assembler.scratch.get("usage"))
+    usage.update({k: v for k, v in obj(data.get("usage")).items() if v is not None})
+    if usage:
+        assembler.scratch["usage"] = usage
+        assembler.usage = _usage(usage)
+    stop = string(data.get("stop_reason"))
+    if stop:
+        assembler.finish(_STOP_REASONS.get(stop, "OTHER"))
+        if stop == "refusal":
+            assembler.fail("SAFETY", "Claude declined to answer (stop_reason 'refusal').")
+
+
+def _usage(usage: JsonObject) -> types.UsageMetadata:
+    cache_read = integer(usage.get("cache_read_input_tokens")) or 0
+    prompt = (integer(usage.get("input_tokens")) or 0) + cache_read
+    prompt += integer(usage.get("cache_creation_input_tokens")) or 0
+    return token_usage(
+        prompt=prompt,
+        output=integer(usage.get("output_tokens")) or 0,
+        cached=cache_read or None,
     )
-    if stop == "refusal":
-        response.error_code = "SAFETY"
-        response.error_message = "Claude declined to answer (stop_reason 'refusal')."
-    return response
 
 
-def _usage(usage: Any) -> types.UsageMetadata | None:
-    if not isinstance(usage, dict):
-        return None
-    cache_read = usage.get("cache_read_input_tokens") or 0
-    prompt = (usage.get("input_tokens") or 0) + cache_read
-    prompt += usage.get("cache_creation_input_tokens") or 0
-    output = usage.get("output_tokens") or 0
-    return types.UsageMetadata(
-        prompt_token_count=prompt,
-        candidates_token_count=output,
-        total_token_count=prompt + output,
-        cached_content_token_count=cache_read or None,
-    )
+def feed_event(event: JsonObject, assembler: StreamAssembler) -> list[LlmResponse]:
+    """Feed one Messages stream event; return the partials to stream."""
+    kind = event.get("type")
+    index = integer(event.get("index"))
+    if kind == "message_start":
+        _read_message_fields(obj(event.get("message")), assembler)
+    elif kind == "content_block_start" and index is not None:
+        _read_block_start(index, obj(event.get("content_block")), assembler)
+    elif kind == "content_block_delta" and index is not None:
+        delta = obj(event.get("delta"))
+        delta_type = delta.get("type")
+        if delta_type == "text_delta":
+            partial = assembler.text(string(delta.get("text")) or "", block=index)
+            return [partial] if partial is not None else []
+        if delta_type == "thinking_delta":
+            partial = assembler.text(string(delta.get("thinking")) or "", thought=True, block=index)
+            return [partial] if partial is not None else []
+        if delta_type == "signature_delta":
+            assembler.signature((string(delta.get("signature")) or "").encode("utf-8"), block=index)
+        elif delta_type == "input_json_delta":
+            assembler.tool_call(index, arguments=string(delta.get("partial_json")))
+    elif kind == "message_delta":
+        fields = {**obj(event.get("delta")), "usage": obj(event.get("usage"))}
+        _read_message_fields(fields, assembler)
+    return []
 
 
-async def _message_stream(
-    opened: OpenedStream[Any], calls_before: int
-) -> AsyncGenerator[LlmResponse, None]:
-    """Partial text and thoughts as they arrive, then the message rebuilt from the events."""
-    message: dict[str, Any] = {}
-    blocks: dict[int, dict[str, Any]] = {}
-    json_fragments: dict[int, list[str]] = {}
-    async for item in guarded_stream(opened, classify=_classify):
-        if isinstance(item, ProviderFailure):
-            yield item.to_response()
-            return
-        event = response_dict(item)
-        kind = event.get("type")
-        if kind == "message_start":
-            message = dict(event.get("message") or {})
-        elif kind == "content_block_start":
-            blocks[event["index"]] = dict(event.get("content_block") or {})
-        elif kind == "content_block_delta":
-            index = event["index"]
-            block = blocks.setdefault(index, {})
-            delta = event.get("delta") or {}
-            delta_type = delta.get("type")
-            if delta_type == "text_delta":
-                block["text"] = block.get("text", "") + delta.get("text", "")
-                yield partial_text_response(delta.get("text", ""))
-            elif delta_type == "thinking_delta":
-                block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
-                yield partial_text_response(delta.get("thinking", ""), thought=True)
-            elif delta_type == "signature_delta":
-                block["signature"] = block.get("signature", "") + delta.get("signature", "")
-            elif delta_type == "input_json_delta":
-                json_fragments.setdefault(index, []).append(delta.get("partial_json", ""))
-        elif kind == "message_delta":
-            message.update(event.get("delta") or {})
-            usage = dict(message.get("usage") or {})
-            usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
-            message["usage"] = usage
-        elif kind == "message_stop":
-            for index, fragments in json_fragments.items():
-                failure = _assemble_input(blocks[index], "".join(fragments))
-                if failure is not None:
-                    yield failure.to_response()
-                    return
-            message["content"] = [blocks[i] for i in sorted(blocks)]
-            yield parse_message(message, calls_before=calls_before)
-            return
-    yield ProviderFailure(
-        code="MALFORMED_STREAM",
-        message="The Messages stream ended without message_stop (cut short?); retry the turn.",
-    ).to_response()
+def _read(result: object, assembler: StreamAssembler) -> None:
+    read_message(response_dict(result), assembler)
 
 
-def _assemble_input(block: dict[str, Any], raw: str) -> ProviderFailure | None:
-    import json
-
-    try:
-        block["input"] = json.loads(raw) if raw else {}
-    except json.JSONDecodeError as exc:
-        return ProviderFailure(
-            code="MALFORMED_FUNCTION_CALL",
-            message=f"Claude streamed tool input for {block.get('name')!r} that is not JSON "
-            f"({exc}): {raw[:200]!r}",
-        )
-    return None
-
-
-def _classify(exc: Exception) -> ProviderFailure | None:
-    import anthropic
-
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ProviderFailure(
-            code="TIMEOUT",
-            message=f"Anthropic did not answer in time ({exc}). Raise the connector's timeout.",
-        )
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderFailure(
-            code="CONNECTION_ERROR", message=f"Cannot reach the server: {exc}", retryable=True
-        )
-    if isinstance(exc, anthropic.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else body
-        error_type = error.get("type") if isinstance(error, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        failure = status_code_failure(
-            exc.status_code,
-            str(error_type) if error_type else None,
-            str(message or exc.message),
-            provider="Anthropic",
-        )
-        if error_type == "overloaded_error" and exc.status_code < 400:
-            # An overload reported inside a stream that had not started yet is transient too.
-            failure.retryable = True
-        failure.retry_after = retry_after_seconds(exc.response.headers)
-        return failure
-    if isinstance(exc, anthropic.APIError):
-        return ProviderFailure(code="STREAM_ERROR", message=exc.message)
-    return None
+def _feed(item: object, assembler: StreamAssembler) -> list[LlmResponse]:
+    return feed_event(response_dict(item), assembler)

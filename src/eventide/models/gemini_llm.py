@@ -17,29 +17,18 @@ response.
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from eventide import types
-from eventide.models._connector_support import (
-    GEMINI_BUILTIN_TOOLS,
-    OpenedStream,
-    ProviderFailure,
-    RemoteLlm,
-    api_key_from_env,
-    call_with_retries,
-    close_stream,
-    count_function_calls,
-    fill_missing_call_ids,
-    guarded_stream,
-    open_stream_with_retries,
-    partial_text_response,
-    status_code_failure,
-)
+from eventide.models._history import GEMINI_BUILTIN_TOOLS
+from eventide.models._json import JsonObject, integer, obj, objects, string
+from eventide.models._stream_assembler import StreamAssembler, token_usage
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.models.providers import GeminiProvider, Provider
+from eventide.models.remote_llm import RemoteLlm, WireCall
 
 __all__ = ["Gemini", "GeminiLlm"]
 
@@ -70,6 +59,7 @@ class GeminiLlm(RemoteLlm):
             default: Application Default Credentials.
         base_url: another endpoint (a proxy, or a local server in tests).
         api_version: the API version (default ``v1beta``; ``v1beta1`` on Vertex AI).
+        provider: where the model is served (overrides the fields above and ``timeout``).
     """
 
     model: str = "gemini-2.5-flash"
@@ -80,91 +70,46 @@ class GeminiLlm(RemoteLlm):
     credentials: Any = None
     base_url: str | None = None
     api_version: str | None = None
+    provider: GeminiProvider | None = None
 
     @classmethod
     def supported_models(cls) -> list[str]:
         """``gemini-*`` and ``models/gemini-*``."""
         return [r"gemini-.*", r"models/gemini-.*"]
 
-    def _use_vertex(self) -> bool:
-        if self.vertexai is not None:
-            return self.vertexai
-        return os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in {"1", "true"}
+    def _make_provider(self) -> GeminiProvider:
+        if self.provider is not None:
+            return self.provider
+        return GeminiProvider(
+            api_key=self.api_key,
+            vertexai=self.vertexai,
+            project=self.project,
+            location=self.location,
+            credentials=self.credentials,
+            base_url=self.base_url,
+            api_version=self.api_version,
+            timeout=self.timeout,
+        )
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            from google import genai
-            from google.genai import types as genai_types
-
-            http_options = genai_types.HttpOptions(
-                base_url=self.base_url,
-                # Pinned rather than left to the SDK's default, which moved between releases
-                # (v1beta in 2.x, v1 in 3.x): the features mapped here (JSON-schema function
-                # parameters, code execution, thinking) are served on v1beta, and on
-                # Vertex AI on v1beta1.
-                api_version=self.api_version or ("v1beta1" if self._use_vertex() else "v1beta"),
-                timeout=int(self.timeout * 1000) if self.timeout is not None else None,
-                # Retries happen in Eventide, with its own policy, for every connector alike.
-                retry_options=genai_types.HttpRetryOptions(attempts=1),
-            )
-            if self._use_vertex():
-                self._client = genai.Client(
-                    vertexai=True,
-                    project=self.project,
-                    location=self.location,
-                    credentials=self.credentials,
-                    http_options=http_options,
-                )
-            else:
-                key = api_key_from_env(
-                    self.api_key, ["GOOGLE_API_KEY", "GEMINI_API_KEY"], provider="Gemini"
-                )
-                self._client = genai.Client(api_key=key, http_options=http_options)
-        return self._client
-
-    async def close(self) -> None:
-        """Close the HTTP connections of the SDK client."""
-        if self._client is not None:
-            await self._client.aio.aclose()
-            self._client = None
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        """Call the model; see :class:`~eventide.models.base_llm.BaseLlm`."""
-        client = self._get_client()
+    def _wire_call(self, llm_request: LlmRequest, provider: Provider) -> WireCall:
+        assert isinstance(provider, GeminiProvider)
+        models: Any = provider.client().aio.models
         contents = gemini_contents(llm_request)
-        config = gemini_config(llm_request, vertexai=self._use_vertex())
-        calls_before = count_function_calls(llm_request)
-        policy = self._retry_policy()
-        models = client.aio.models
-        if not stream:
-            result = await call_with_retries(
-                lambda: models.generate_content(model=self.model, contents=contents, config=config),
-                policy=policy,
-                classify=_classify,
-            )
-            if isinstance(result, ProviderFailure):
-                yield result.to_response()
-            else:
-                yield parse_gemini_response(_as_json(result), calls_before=calls_before)
-            return
+        config = gemini_config(llm_request, vertexai=provider.vertexai)
 
-        async def open_stream() -> AsyncIterator[Any]:
+        async def send() -> object:
+            result: object = await models.generate_content(
+                model=self.model, contents=contents, config=config
+            )
+            return result
+
+        async def open_stream() -> AsyncIterator[object]:
             created = await models.generate_content_stream(
                 model=self.model, contents=contents, config=config
             )
             return aiter(created)
 
-        opened = await open_stream_with_retries(open_stream, policy=policy, classify=_classify)
-        if isinstance(opened, ProviderFailure):
-            yield opened.to_response()
-            return
-        try:
-            async for response in _gemini_stream(opened, calls_before):
-                yield response
-        finally:
-            await close_stream(opened.rest)
+        return WireCall(send=send, open_stream=open_stream, read=_read, feed=_feed)
 
 
 Gemini = GeminiLlm
@@ -173,7 +118,7 @@ Gemini = GeminiLlm
 
 def gemini_contents(llm_request: LlmRequest) -> list[dict[str, Any]]:
     """The request's history as Gemini ``contents`` (plain data the SDK validates)."""
-    contents = []
+    contents: list[dict[str, Any]] = []
     for content in llm_request.contents:
         data = content.model_dump(exclude_none=True)
         for part in data.get("parts") or ():
@@ -210,7 +155,7 @@ def gemini_config(llm_request: LlmRequest, *, vertexai: bool) -> dict[str, Any]:
         }.items()
         if value is not None
     }
-    tools = []
+    tools: list[dict[str, Any]] = []
     for tool in config.tools or ():
         entry: dict[str, Any] = {}
         if tool.function_declarations:
@@ -243,110 +188,95 @@ def gemini_config(llm_request: LlmRequest, *, vertexai: bool) -> dict[str, Any]:
     return data
 
 
-def _as_json(response: Any) -> dict[str, Any]:
+def _as_json(response: object) -> JsonObject:
     # JSON mode keeps bytes (thought signatures, inline data) as base64 text, which
     # Eventide's types read back from JSON unchanged.
-    data: dict[str, Any] = json.loads(response.model_dump_json(exclude_none=True))
-    return data
+    dump: Any = getattr(response, "model_dump_json", None)
+    if dump is None:
+        return obj(response)
+    data: object = json.loads(dump(exclude_none=True))
+    return obj(data)
 
 
-def parse_gemini_response(data: dict[str, Any], *, calls_before: int) -> LlmResponse:
-    """An :class:`LlmResponse` from a ``GenerateContentResponse`` as JSON data."""
-    usage = _usage(data.get("usage_metadata"))
-    candidates = data.get("candidates") or []
+def read_gemini_response(data: JsonObject, assembler: StreamAssembler) -> None:
+    """Feed a whole ``GenerateContentResponse`` (as JSON data) into ``assembler``."""
+    _read_chunk(data, assembler, whole=True)
+    assembler.finish(None)
+
+
+def _read_chunk(data: JsonObject, assembler: StreamAssembler, *, whole: bool) -> list[LlmResponse]:
+    usage = obj(data.get("usage_metadata"))
+    if usage:
+        assembler.usage = token_usage(
+            prompt=integer(usage.get("prompt_token_count")),
+            output=integer(usage.get("candidates_token_count")),
+            total=integer(usage.get("total_token_count")),
+            cached=integer(usage.get("cached_content_token_count")),
+            thoughts=integer(usage.get("thoughts_token_count")),
+        )
+    version = string(data.get("model_version"))
+    if version:
+        assembler.model_version = version
+    candidates = objects(data.get("candidates"))
     if not candidates:
-        block = (data.get("prompt_feedback") or {}).get("block_reason")
-        return LlmResponse(
-            error_code="SAFETY" if block else "EMPTY_RESPONSE",
-            error_message=(
-                f"Gemini blocked the prompt ({block})."
-                if block
-                else "Gemini returned no candidates."
-            ),
-            usage_metadata=usage,
-            model_version=data.get("model_version"),
-            turn_complete=True,
-        )
+        block = string(obj(data.get("prompt_feedback")).get("block_reason"))
+        if block or whole:
+            assembler.end_with(
+                LlmResponse(
+                    error_code="SAFETY" if block else "EMPTY_RESPONSE",
+                    error_message=(
+                        f"Gemini blocked the prompt ({block})."
+                        if block
+                        else "Gemini returned no candidates."
+                    ),
+                    usage_metadata=assembler.usage,
+                    model_version=assembler.model_version,
+                    turn_complete=True,
+                )
+            )
+        return []
     candidate = candidates[0]
-    content = None
-    if candidate.get("content", {}).get("parts"):
-        content = types.Content.model_validate_json(json.dumps(candidate["content"]))
-        content.role = "model"
-        fill_missing_call_ids(content.parts or [], calls_before=calls_before)
-    finish = candidate.get("finish_reason")
-    response = LlmResponse(
-        content=content,
-        finish_reason=finish,
-        usage_metadata=usage,
-        grounding_metadata=candidate.get("grounding_metadata"),
-        model_version=data.get("model_version"),
-        turn_complete=True,
-    )
-    if finish in _ERROR_FINISH:
-        response.error_code = finish
-        response.error_message = candidate.get("finish_message") or (
-            f"Gemini stopped the answer (finish reason {finish})."
+    partials: list[LlmResponse] = []
+    for position, raw in enumerate(objects(obj(candidate.get("content")).get("parts"))):
+        part = types.Part.model_validate_json(json.dumps(raw))
+        if part.text and not _has_payload(raw):
+            partial = assembler.text(
+                part.text,
+                thought=bool(part.thought),
+                signature=part.thought_signature,
+                # A whole response keeps its parts apart; streamed text joins up.
+                block=position if whole else None,
+            )
+            if partial is not None:
+                partials.append(partial)
+        else:
+            assembler.part(part)
+    grounding = obj(candidate.get("grounding_metadata"))
+    if grounding:
+        assembler.grounding_metadata = types.GroundingMetadata.model_validate_json(
+            json.dumps(grounding)
         )
-    return response
+    finish = string(candidate.get("finish_reason"))
+    if finish:
+        assembler.finish(finish)
+        if finish in _ERROR_FINISH:
+            assembler.fail(
+                finish,
+                string(candidate.get("finish_message"))
+                or f"Gemini stopped the answer (finish reason {finish}).",
+            )
+    return partials
 
 
-def _usage(usage: Any) -> types.UsageMetadata | None:
-    if not isinstance(usage, dict):
-        return None
-    return types.UsageMetadata(
-        prompt_token_count=usage.get("prompt_token_count"),
-        candidates_token_count=usage.get("candidates_token_count"),
-        total_token_count=usage.get("total_token_count"),
-        cached_content_token_count=usage.get("cached_content_token_count"),
-        thoughts_token_count=usage.get("thoughts_token_count"),
-    )
+def _read(result: object, assembler: StreamAssembler) -> None:
+    read_gemini_response(_as_json(result), assembler)
 
 
-async def _gemini_stream(
-    opened: OpenedStream[Any], calls_before: int
-) -> AsyncGenerator[LlmResponse, None]:
-    """Partial text per chunk; then one response merging every chunk's parts."""
-    parts: list[dict[str, Any]] = []
-    last: dict[str, Any] = {}
-    merged: dict[str, Any] = {}
-    async for item in guarded_stream(opened, classify=_classify):
-        if isinstance(item, ProviderFailure):
-            yield item.to_response()
-            return
-        chunk = _as_json(item)
-        for key in ("usage_metadata", "model_version", "prompt_feedback"):
-            if key in chunk:
-                merged[key] = chunk[key]
-        candidates = chunk.get("candidates") or []
-        if not candidates:
-            continue
-        candidate = candidates[0]
-        last.update({k: v for k, v in candidate.items() if k != "content"})
-        for part in (candidate.get("content") or {}).get("parts") or ():
-            if part.get("text") and not _has_payload(part):
-                yield partial_text_response(part["text"], thought=bool(part.get("thought")))
-                previous = parts[-1] if parts else None
-                if (
-                    previous is not None
-                    and "text" in previous
-                    and not _has_payload(previous)
-                    and bool(previous.get("thought")) == bool(part.get("thought"))
-                ):
-                    previous["text"] += part["text"]
-                    if "thought_signature" in part:
-                        previous["thought_signature"] = part["thought_signature"]
-                    continue
-            parts.append(dict(part))
-    if not last and not merged:
-        yield ProviderFailure(
-            code="MALFORMED_STREAM", message="Gemini's stream ended without any response."
-        ).to_response()
-        return
-    merged["candidates"] = [{**last, "content": {"role": "model", "parts": parts}}]
-    yield parse_gemini_response(merged, calls_before=calls_before)
+def _feed(item: object, assembler: StreamAssembler) -> list[LlmResponse]:
+    return _read_chunk(_as_json(item), assembler, whole=False)
 
 
-def _has_payload(part: dict[str, Any]) -> bool:
+def _has_payload(part: JsonObject) -> bool:
     return any(
         key in part
         for key in (
@@ -358,26 +288,3 @@ def _has_payload(part: dict[str, Any]) -> bool:
             "code_execution_result",
         )
     )
-
-
-def _classify(exc: Exception) -> ProviderFailure | None:
-    from google.genai import errors
-
-    if isinstance(exc, errors.APIError):
-        return status_code_failure(
-            exc.code,
-            str(exc.status) if exc.status else None,
-            str(exc.message or exc),
-            provider="Gemini",
-        )
-    module = type(exc).__module__
-    if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
-        return ProviderFailure(
-            code="TIMEOUT",
-            message=f"Gemini did not answer in time ({exc!r}). Raise the connector's timeout.",
-        )
-    if module.startswith(("httpx", "aiohttp")) or isinstance(exc, ConnectionError):
-        return ProviderFailure(
-            code="CONNECTION_ERROR", message=f"Cannot reach Gemini: {exc!r}", retryable=True
-        )
-    return None

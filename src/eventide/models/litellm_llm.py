@@ -16,25 +16,22 @@ only imported when a ``litellm/`` model is first called. Set
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncIterator
 from typing import Any
 
-from eventide.models._connector_support import (
-    ProviderFailure,
-    RemoteLlm,
-    call_with_retries,
-    count_function_calls,
-    open_stream_with_retries,
-    response_dict,
-    status_code_failure,
-)
+from eventide.errors import ModelError
+from eventide.models._failures import connection_error, status_error, timeout_error
 from eventide.models._openai_chat_format import (
     chat_request,
-    parse_chat_completion,
-    stream_chat_completion,
+    feed_chat_chunk,
+    read_chat_completion,
 )
+from eventide.models._sdk_calls import header_map, response_dict
+from eventide.models._stream_assembler import StreamAssembler
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.models.providers import Provider
+from eventide.models.remote_llm import RemoteLlm, WireCall
 
 __all__ = ["LiteLlm"]
 
@@ -75,61 +72,71 @@ class LiteLlm(RemoteLlm):
             body["api_key"] = self.api_key
         return body
 
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        """Call the model; see :class:`~eventide.models.base_llm.BaseLlm`."""
-        import litellm
+    def _make_provider(self) -> Provider:
+        return _LiteLlmRoute(timeout=self.timeout)
 
+    def _wire_call(self, llm_request: LlmRequest, provider: Provider) -> WireCall:
+        litellm: Any = provider.client()
         arguments = self._arguments(llm_request)
-        calls_before = count_function_calls(llm_request)
-        policy = self._retry_policy()
-        if not stream:
-            result = await call_with_retries(
-                lambda: litellm.acompletion(**arguments), policy=policy, classify=_classify
-            )
-            if isinstance(result, ProviderFailure):
-                yield result.to_response()
-            else:
-                yield parse_chat_completion(response_dict(result), calls_before=calls_before)
-            return
 
-        async def open_stream() -> AsyncIterator[Any]:
+        async def send() -> object:
+            result: object = await litellm.acompletion(**arguments)
+            return result
+
+        async def open_stream() -> AsyncIterator[object]:
             created = await litellm.acompletion(
                 **arguments, stream=True, stream_options={"include_usage": True}
             )
             return aiter(created)
 
-        opened = await open_stream_with_retries(open_stream, policy=policy, classify=_classify)
-        if isinstance(opened, ProviderFailure):
-            yield opened.to_response()
-            return
-        async for response in stream_chat_completion(opened, calls_before, _classify):
-            yield response
+        return WireCall(send=send, open_stream=open_stream, read=_read, feed=_feed)
 
 
-def _classify(exc: Exception) -> ProviderFailure | None:
-    from litellm import exceptions
+def _read(result: object, assembler: StreamAssembler) -> None:
+    read_chat_completion(response_dict(result), assembler)
 
-    message = str(getattr(exc, "message", exc))
-    if isinstance(exc, exceptions.Timeout):
-        return ProviderFailure(
-            code="TIMEOUT",
-            message=f"The provider did not answer in time ({message}). Raise the timeout.",
-        )
-    if isinstance(exc, exceptions.MidStreamFallbackError):
-        # LiteLLM's wrapper for anything that broke a stream after it started.
-        return ProviderFailure(
-            code="MALFORMED_STREAM",
-            message=f"The stream broke off or could not be parsed ({message}); retry the turn.",
-        )
-    if isinstance(exc, exceptions.ContextWindowExceededError):
-        return ProviderFailure(code="context_length_exceeded", message=message)
-    if isinstance(exc, exceptions.ContentPolicyViolationError):
-        return ProviderFailure(code="SAFETY", message=message)
-    if isinstance(exc, exceptions.APIConnectionError):
-        return ProviderFailure(code="CONNECTION_ERROR", message=message, retryable=True)
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and type(exc).__module__.startswith("litellm"):
-        return status_code_failure(status, None, message, provider="LiteLLM")
-    return None
+
+def _feed(item: object, assembler: StreamAssembler) -> list[LlmResponse]:
+    return feed_chat_chunk(response_dict(item), assembler)
+
+
+class _LiteLlmRoute(Provider):
+    """LiteLLM routes each call itself: the "client" is the ``litellm`` module."""
+
+    def __init__(self, *, timeout: float | None) -> None:
+        super().__init__(name="LiteLLM", timeout=timeout)
+
+    def _make_client(self) -> Any:
+        import litellm
+
+        return litellm
+
+    async def _close_client(self, client: Any) -> None:
+        pass  # LiteLLM keeps no client of ours open
+
+    def classify(self, exc: Exception) -> ModelError | None:
+        """Errors of ``litellm``."""
+        from litellm import exceptions
+
+        message = str(getattr(exc, "message", exc))
+        if isinstance(exc, exceptions.Timeout):
+            return timeout_error(self.name, exc)
+        if isinstance(exc, exceptions.MidStreamFallbackError):
+            # LiteLLM's wrapper for anything that broke a stream after it started.
+            return ModelError(
+                f"The stream broke off or could not be parsed ({message}); retry the turn.",
+                error_code="MALFORMED_STREAM",
+            )
+        if isinstance(exc, exceptions.ContextWindowExceededError):
+            return ModelError(message, error_code="context_length_exceeded")
+        if isinstance(exc, exceptions.ContentPolicyViolationError):
+            return ModelError(message, error_code="SAFETY")
+        if isinstance(exc, exceptions.APIConnectionError):
+            return connection_error(self.name, exc)
+        status: object = getattr(exc, "status_code", None)
+        if isinstance(status, int) and type(exc).__module__.startswith("litellm"):
+            headers = header_map(getattr(exc, "response", None)) or header_map(
+                getattr(exc, "litellm_response_headers", None)
+            )
+            return status_error(status, None, message, provider=self.name, headers=headers)
+        return None

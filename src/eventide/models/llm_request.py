@@ -40,7 +40,7 @@ class LlmRequest(BaseModel):
 
     def append_tools(self, tools: list[BaseTool]) -> None:
         """Declare tools to the model and remember them by name."""
-        declarations = []
+        declarations: list[types.FunctionDeclaration] = []
         for tool in tools:
             declaration = tool.get_declaration()
             if declaration is not None:

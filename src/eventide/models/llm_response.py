@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import PrivateAttr
+
 from eventide import types
 from eventide._model import EventideModel
+from eventide.errors import ModelBehaviorError, ModelError
 
 __all__ = ["LlmResponse"]
 
@@ -15,7 +18,9 @@ class LlmResponse(EventideModel):
 
     When streaming, connectors yield ``partial=True`` chunks and then one complete response
     (``partial`` unset) aggregating them. A provider failure is reported through
-    ``error_code`` and ``error_message`` rather than an exception, so it becomes an event.
+    ``error_code`` and ``error_message`` rather than an exception, so it becomes an event;
+    :attr:`error` holds the exception behind it (not serialized), which says whether the
+    call may be retried.
     """
 
     content: types.Content | None = None
@@ -29,3 +34,26 @@ class LlmResponse(EventideModel):
     grounding_metadata: types.GroundingMetadata | None = None
     model_version: str | None = None
     custom_metadata: dict[str, Any] | None = None
+
+    _error: ModelError | ModelBehaviorError | None = PrivateAttr(default=None)
+
+    @classmethod
+    def from_error(cls, error: ModelError | ModelBehaviorError) -> LlmResponse:
+        """The error response for ``error`` (code and message copied, ``error`` kept)."""
+        response = cls(turn_complete=True)
+        response.set_error(error)
+        return response
+
+    def set_error(self, error: ModelError | ModelBehaviorError) -> None:
+        """Report ``error`` on this response (its content, if any, stays)."""
+        if isinstance(error, ModelError):
+            self.error_code = error.error_code or "MODEL_ERROR"
+        else:
+            self.error_code = "MALFORMED_FUNCTION_CALL"
+        self.error_message = str(error)
+        self._error = error
+
+    @property
+    def error(self) -> ModelError | ModelBehaviorError | None:
+        """The failure behind ``error_code``, when a connector reported one."""
+        return self._error

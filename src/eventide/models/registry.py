@@ -31,22 +31,24 @@ _BUILTIN: list[tuple[str, str]] = [
 ]
 
 
+# Connectors registered by users, checked first (newest first for register()).
+_REGISTERED: list[tuple[re.Pattern[str], type[BaseLlm] | str]] = []
+
+
 class LLMRegistry:
     """Maps model name patterns to connector classes."""
-
-    _registered: list[tuple[re.Pattern[str], type[BaseLlm] | str]] = []
 
     @classmethod
     def register(cls, llm_class: type[BaseLlm]) -> None:
         """Register a connector for each pattern in its ``supported_models()``."""
         for pattern in llm_class.supported_models():
-            cls._registered.insert(0, (re.compile(pattern), llm_class))
+            _REGISTERED.insert(0, (re.compile(pattern), llm_class))
         _resolve_class.cache_clear()
 
     @classmethod
     def register_lazy(cls, pattern: str, import_path: str) -> None:
         """Register a connector by ``"module:Class"`` path, imported on first use."""
-        cls._registered.append((re.compile(pattern), import_path))
+        _REGISTERED.append((re.compile(pattern), import_path))
         _resolve_class.cache_clear()
 
     @classmethod
@@ -66,7 +68,7 @@ class LLMRegistry:
 
 @lru_cache(maxsize=256)
 def _resolve_class(model: str) -> type[BaseLlm]:
-    for pattern, target in [*LLMRegistry._registered, *_compiled_builtins()]:
+    for pattern, target in [*_REGISTERED, *_compiled_builtins()]:
         if pattern.fullmatch(model):
             if isinstance(target, str):
                 module_name, _, class_name = target.partition(":")
