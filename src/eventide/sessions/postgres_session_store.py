@@ -449,17 +449,25 @@ class PostgresSessionStore:
         of CPU here, and use asyncpg's prepared statements. No SQLAlchemy transaction is
         open, so each statement commits on its own; ``work`` must be safe to repeat.
         """
+        from sqlalchemy.util import greenlet_spawn
+
         for attempt in (1, 2):
             try:
-                async with self._current_engine().connect() as conn:
-                    raw = await conn.get_raw_connection()
-                    driver: Any = raw.driver_connection
+                # The pooled connection itself, without an AsyncConnection around it: that
+                # wrapper's checkout and release cost more CPU than the append's own work.
+                pooled = await self._current_engine().raw_connection()
+                try:
+                    driver: Any = pooled.driver_connection
                     try:
                         return await work(driver)
                     except _driver_errors() as exc:
                         if driver.is_closed() or _is_disconnect(exc):
-                            await conn.invalidate()  # never hand a dead connection out again
+                            # never hand a dead connection out again
+                            await greenlet_spawn(pooled.invalidate, exc)
                         raise
+                finally:
+                    # Back to the pool (its reset-on-return may talk to the server: greenlet).
+                    await greenlet_spawn(pooled.close)
             except _driver_errors() as exc:
                 if attempt == 2 or not _is_disconnect(exc):
                     raise self._backend_error(exc) from exc
@@ -485,10 +493,13 @@ def _text(sql: str) -> TextClause:
 
 def _driver_errors() -> tuple[type[BaseException], ...]:
     import asyncpg
+    from sqlalchemy.dialects.postgresql.asyncpg import AsyncAdapt_asyncpg_dbapi
     from sqlalchemy.exc import SQLAlchemyError
 
     return (
         SQLAlchemyError,
+        # What a pool checkout raises, unwrapped, when no connection can be opened.
+        AsyncAdapt_asyncpg_dbapi.Error,
         OSError,
         asyncpg.PostgresError,
         asyncpg.InterfaceError,
