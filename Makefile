@@ -38,7 +38,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
-	$(BIN)/basedpyright
+	$(BIN)/basedpyright --project pyproject.toml
 
 unit: $(STAMP)
 	$(BIN)/pytest -q
