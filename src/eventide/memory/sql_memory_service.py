@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import event as sa_event
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
@@ -347,9 +347,20 @@ class SqlMemoryService(BaseMemoryService):
                 return
             statements = _SQLITE_SCHEMA if self._sqlite else _POSTGRES_SCHEMA
             try:
-                async with self._engine.begin() as conn:
-                    for statement in statements:
-                        await conn.execute(text(statement))
+                for attempt in range(_SCHEMA_ATTEMPTS):
+                    try:
+                        async with self._engine.begin() as conn:
+                            for statement in statements:
+                                await conn.execute(text(statement))
+                        break
+                    except OperationalError as exc:
+                        # Several processes opening a new SQLite file at once: switching it
+                        # to WAL can fail with "database is locked" without waiting for the
+                        # busy timeout. The DDL is idempotent, so try again shortly.
+                        locked = self._sqlite and "database is locked" in str(exc)
+                        if not locked or attempt == _SCHEMA_ATTEMPTS - 1:
+                            raise
+                        await asyncio.sleep(0.05 * 2**attempt)
             except (SQLAlchemyError, OSError) as exc:
                 if "fts5" in str(exc).lower():
                     raise ConfigurationError(
@@ -375,6 +386,10 @@ def query_words(query: str) -> list[str]:
         if len(seen) >= _MAX_QUERY_WORDS:
             break
     return list(seen)
+
+
+# How often a new SQLite file's schema creation is tried while another process holds it.
+_SCHEMA_ATTEMPTS = 6
 
 
 def _scope_token(app_name: str, user_id: str) -> str:
