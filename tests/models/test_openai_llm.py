@@ -579,3 +579,50 @@ async def test_gemini_builtin_tools_are_refused(server: FakeProviderServer, api:
     with pytest.raises(UsageError, match="code_execution"):
         await collect(llm(server, api=api).generate_content_async(request))
     assert server.requests == []
+
+
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+@pytest.mark.parametrize("stream", [False, True])
+async def test_request_is_posted_as_built_with_extra_fields_on_top(
+    server: FakeProviderServer, api: str, stream: bool
+) -> None:
+    """The body the connector builds is what the server receives (posted through the SDK
+    client, not re-transformed by ``create``): ``config.extra`` fields at the top level,
+    the key as a bearer token, and the stream fields only when streaming."""
+    if api == "responses":
+        events = [
+            {"type": "response.output_text.delta", "delta": "ok"},
+            {
+                "type": "response.completed",
+                "response": {
+                    "id": "r",
+                    "status": "completed",
+                    "model": "gpt-test",
+                    "output": [
+                        {
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [{"type": "output_text", "text": "ok"}],
+                        }
+                    ],
+                },
+            },
+        ]
+        reply = Reply(sse=responses_sse(events)) if stream else Reply(body=events[1]["response"])
+    else:
+        answer = {"role": "assistant", "content": "ok"}
+        reply = (
+            Reply(sse=chat_sse([chunk(answer, "stop")]))
+            if stream
+            else Reply(body=completion(answer))
+        )
+    server.add(reply)
+    request = simple_request()
+    request.config.extra = {"top_k": 5}
+    responses = await collect(llm(server, api=api).generate_content_async(request, stream=stream))
+    assert text(responses[-1]) == "ok"
+    body = server.bodies[0]
+    assert body["top_k"] == 5 and "extra_body" not in body
+    assert body.get("stream", False) is stream
+    assert ("stream_options" in body) is (stream and api == "chat_completions")
+    assert server.requests[0].headers["authorization"] == "Bearer sk-test"

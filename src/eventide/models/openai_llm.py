@@ -31,7 +31,7 @@ body fields (e.g. vLLM's ``top_k``). Reasoning text that such servers stream as
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 from eventide.models._openai_chat_format import (
@@ -44,7 +44,7 @@ from eventide.models._openai_responses_format import (
     read_responses_response,
     responses_request,
 )
-from eventide.models._sdk_calls import fit_to_signature, response_dict
+from eventide.models._sdk_calls import response_dict
 from eventide.models._stream_assembler import StreamAssembler
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -94,48 +94,69 @@ class OpenAILlm(RemoteLlm):
 
     def _wire_call(self, llm_request: LlmRequest, provider: Provider) -> WireCall:
         assert isinstance(provider, OpenAIProvider)
-        client: Any = provider.client()
         if self.api == "responses":
-            return self._responses_call(llm_request, client)
-        endpoint = client.chat.completions
-        body = chat_request(
-            llm_request,
-            model=self._wire_model,
-            max_tokens_field="max_tokens" if provider.custom_server else "max_completion_tokens",
-        )
-        if llm_request.config.extra:
-            body["extra_body"] = dict(llm_request.config.extra)
-        kwargs = fit_to_signature(endpoint.create, body)
-
-        async def send() -> object:
-            result: object = await endpoint.create(**kwargs)
-            return result
-
-        async def open_stream() -> AsyncIterator[object]:
-            created = await endpoint.create(
-                **kwargs, stream=True, stream_options={"include_usage": True}
+            body = responses_request(llm_request, model=self._wire_model)
+            path, read, feed = "/responses", _read_responses, _feed_responses
+            stream_fields: dict[str, Any] = {"stream": True}
+        else:
+            body = chat_request(
+                llm_request,
+                model=self._wire_model,
+                max_tokens_field="max_tokens"
+                if provider.custom_server
+                else "max_completion_tokens",
             )
-            return aiter(created)
+            path, read, feed = "/chat/completions", _read_chat, _feed_chat
+            stream_fields = {"stream": True, "stream_options": {"include_usage": True}}
+        # Extra body fields (vLLM's top_k, ...) travel at the top level, as the SDK's
+        # extra_body sends them.
+        body.update(llm_request.config.extra)
+        return _posted_call(provider, path, body, stream_fields, read=read, feed=feed)
 
-        return WireCall(send=send, open_stream=open_stream, read=_read_chat, feed=_feed_chat)
 
-    def _responses_call(self, llm_request: LlmRequest, client: Any) -> WireCall:
-        endpoint = client.responses
-        body = responses_request(llm_request, model=self._wire_model)
-        if llm_request.config.extra:
-            body["extra_body"] = dict(llm_request.config.extra)
-        kwargs = fit_to_signature(endpoint.create, body)
+def _posted_call(
+    provider: OpenAIProvider,
+    path: str,
+    body: dict[str, Any],
+    stream_fields: dict[str, Any],
+    *,
+    read: Callable[[object, StreamAssembler], None],
+    feed: Callable[[object, StreamAssembler], list[LlmResponse]],
+) -> WireCall:
+    """The request posted through the SDK client's ``post`` with the body as built.
 
-        async def send() -> object:
-            result: object = await endpoint.create(**kwargs)
-            return result
+    ``client.chat.completions.create(**body)`` would walk the whole body again to
+    transform it (the history grows every turn, so that costs more each turn: 1-3 ms per
+    turn after 20 turns) and build typed response objects that are dumped back to JSON
+    data here. The body is already wire JSON, so it is posted as it is and the response is
+    read as JSON data (``cast_to=object``). The client still does everything else as in
+    ``create``: base URL (Azure's deployment path), auth headers, timeout, SSE parsing,
+    error statuses raised as the SDK's exceptions.
+    """
+    client: Any = provider.client()
 
-        async def open_stream() -> AsyncIterator[object]:
-            return aiter(await endpoint.create(**kwargs, stream=True))
-
-        return WireCall(
-            send=send, open_stream=open_stream, read=_read_responses, feed=_feed_responses
+    async def send() -> object:
+        result: object = await client.post(
+            path, cast_to=object, body=body, options=_REQUEST_OPTIONS
         )
+        return result
+
+    async def open_stream() -> AsyncIterator[object]:
+        created: AsyncIterator[object] = await client.post(
+            path,
+            cast_to=object,
+            body={**body, **stream_fields},
+            options=_REQUEST_OPTIONS,
+            stream=True,
+            stream_cls=provider.stream_class(),
+        )
+        return aiter(created)
+
+    return WireCall(send=send, open_stream=open_stream, read=read, feed=feed)
+
+
+_REQUEST_OPTIONS: dict[str, Any] = {"security": {"bearer_auth": True}}
+"""What the SDK's ``create`` methods pass: authenticate with the API key as a bearer token."""
 
 
 def _read_chat(result: object, assembler: StreamAssembler) -> None:

@@ -17,6 +17,7 @@ Without one, a connector makes its provider from its own fields (``api_key``,
 from __future__ import annotations
 
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
@@ -71,12 +72,31 @@ class Provider(ABC):
         self.name = name
         self.timeout = timeout
         self._client: Any = None
+        self._making = threading.Lock()
 
     def client(self) -> Any:
         """The SDK client, made on first use (keys are checked then)."""
-        if self._client is None:
-            self._client = self._make_client()
-        return self._client
+        client = self._client
+        if client is None:
+            with self._making:
+                client = self._client
+                if client is None:
+                    client = self._client = self._make_client()
+        return client
+
+    def prepare(self) -> None:
+        """Make the client now, and do what its first request would do once (imports,
+        cached headers). Safe in another thread; a missing key is left for the first call
+        to report."""
+        try:
+            client = self.client()
+        except ConfigurationError:
+            return
+        self._prepare_client(client)
+
+    def _prepare_client(self, client: Any) -> None:
+        """Provider-specific one-time work of the first request (none by default)."""
+        del client
 
     async def aclose(self) -> None:
         """Close the client's connections; a new client is made on next use."""
@@ -221,6 +241,17 @@ class OpenAIProvider(Provider):
             max_retries=0,
             default_headers=self._headers,
         )
+
+    def _prepare_client(self, client: Any) -> None:
+        # The default headers hold the platform headers, worked out (and cached) once.
+        _ = client.default_headers
+        self.stream_class()
+
+    def stream_class(self) -> Any:
+        """The SDK's SSE stream class, yielding each event as JSON data."""
+        import openai
+
+        return openai.AsyncStream[object]
 
     def classify(self, exc: Exception) -> ModelError | None:
         """Errors of the ``openai`` SDK."""
