@@ -1,21 +1,34 @@
-"""Per-turn runtime overhead against a real local model server (llama.cpp + SmolLM2-135M).
+"""Per-turn runtime overhead and first-turn cost against a real local model server
+(llama.cpp + SmolLM2-135M).
 
-Usage: python benchmarks/bench_local_llm.py [--turns N] [--json] [--no-adk]
+Usage: python benchmarks/bench_local_llm.py [--turns N] [--rounds R] [--json] [--no-adk]
 
 Needs the ``local-llm`` extra (``make install``). One llama.cpp server (the same the
-connector tests start) answers every stack; each turn asks for one token, so the server's
-time stays small, and every stack's HTTP transport is timed, so what a framework adds is
-measured directly: overhead = wall time of the turn - time inside the HTTP exchange.
+connector tests start) answers every stack. Each stack runs in a fresh process per round
+(the order alternates between rounds) and holds one conversation of N+1 turns: a system
+instruction, then per turn the user's ``Say hi.`` and the model's answer, all sent again on
+the next turn, with ``max_tokens=MAX_TOKENS`` and ``temperature=0`` (the same request in
+every stack; the report shows what each sent, so this can be checked). Every stack's HTTP
+transport is timed, so what a stack adds is measured directly: overhead = wall time of the
+turn - time inside the HTTP exchange (request sent, whole response read).
 
-- ``sdk``: ``openai.AsyncOpenAI().chat.completions.create`` called directly: the floor;
+- ``sdk``: ``openai.AsyncOpenAI().chat.completions.create`` called directly by a chat loop
+  that keeps the messages itself (how the SDK is used);
+- ``sdk_post``: the same loop through the SDK client's ``post`` with the body as JSON data
+  and the answer read as JSON data (``cast_to=object``), which is what ``OpenAILlm`` does:
+  the floor (``create`` walks the whole request to transform it and builds typed response
+  objects, which costs more as the conversation grows);
 - ``eventide``: a whole ``Runner.run_async`` turn of an ``LlmAgent`` on ``OpenAILlm``
   (session events appended and committed, request built, response parsed);
+- ``eventide_prepared``: the same, with ``model.prepare()`` (what ``eventide run`` does in a
+  background thread while the user types) done before the first turn;
 - ``adk``: the same turn in google-adk 2.13 through its LiteLLM route (``LiteLlm``), run in
   /work/adk-venv (or ``$ADK_PYTHON``); LiteLLM's HTTP is timed through
   ``litellm.aclient_session``.
 
-Reports medians over N turns (default 20) after the first, and the first turn of the
-process separately (lazy imports and client set-up land there).
+Reported per stack: the median overhead of turns 2..N+1 over all rounds, and the first turn's
+overhead minus that median (the first-call cost: lazy imports and client set-up), median
+over rounds.
 """
 
 from __future__ import annotations
@@ -36,56 +49,104 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 PROMPT = "Say hi."
+INSTRUCTION = "Answer briefly."
+MAX_TOKENS = 1
+"""Each answer is one token: the server's time stays small, and every stack sets it."""
+
+# The timed transport, shared by the workers (google-adk's runs in its own interpreter).
+TIMED_TRANSPORT = r"""
+import time
+import httpx
+
+class TimedTransport(httpx.AsyncBaseTransport):
+    '''Adds the time of each whole HTTP exchange (body read) to ``spent``; keeps each
+    request and response body to report what was sent.'''
+
+    def __init__(self):
+        self.inner = httpx.AsyncHTTPTransport()
+        self.spent = 0.0
+        self.exchanges = []
+
+    async def handle_async_request(self, request):
+        started = time.perf_counter()
+        response = await self.inner.handle_async_request(request)
+        body = await response.aread()
+        self.spent += time.perf_counter() - started
+        self.exchanges.append((request.content, body))
+        return response
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+def describe(exchanges, turns):
+    '''What the last request sent and how many requests a turn made.'''
+    import json
+    sent = json.loads(exchanges[-1][0])
+    answers = [json.loads(body) for _, body in exchanges]
+    return {
+        "requests_per_turn": len(exchanges) / turns,
+        "last_request": {
+            "messages": len(sent["messages"]),
+            "max_tokens": sent.get("max_tokens", sent.get("max_completion_tokens")),
+            "temperature": sent.get("temperature"),
+            "stream": sent.get("stream", False),
+            "bytes": len(exchanges[-1][0]),
+        },
+        "completion_tokens_per_turn": sum(
+            a.get("usage", {}).get("completion_tokens", 0) for a in answers) / turns,
+    }
+"""
 
 
-def _timed_transport() -> Any:
-    import httpx
-
-    class TimedTransport(httpx.AsyncBaseTransport):
-        """Adds the time of each whole HTTP exchange (body read) to ``spent``."""
-
-        def __init__(self) -> None:
-            self.inner = httpx.AsyncHTTPTransport()
-            self.spent = 0.0
-
-        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-            started = time.perf_counter()
-            response = await self.inner.handle_async_request(request)
-            await response.aread()
-            self.spent += time.perf_counter() - started
-            return response
-
-        async def aclose(self) -> None:
-            await self.inner.aclose()
-
-    return TimedTransport()
-
-
-async def _sdk_turns(url: str, turns: int) -> list[float]:
+async def _sdk_worker(url: str, turns: int, *, raw: bool) -> dict[str, Any]:
     started = time.perf_counter()
     import httpx
     import openai
 
-    transport = _timed_transport()
+    imported = time.perf_counter()
+    scope: dict[str, Any] = {}
+    exec(TIMED_TRANSPORT, scope)
+    transport = scope["TimedTransport"]()
     client = openai.AsyncOpenAI(
-        api_key="x", base_url=url, http_client=httpx.AsyncClient(transport=transport)
+        api_key="x",
+        base_url=url,
+        max_retries=0,
+        http_client=httpx.AsyncClient(transport=transport),
     )
-    overheads = []
+    messages: list[dict[str, Any]] = [{"role": "system", "content": INSTRUCTION}]
+    rows: list[list[float]] = []
+    set_up = time.perf_counter()
     for _ in range(turns + 1):
-        transport.spent = 0.0
-        await client.chat.completions.create(
-            model="smollm2",
-            messages=[{"role": "user", "content": PROMPT}],
-            max_tokens=1,
-            temperature=0,
-        )
-        overheads.append(time.perf_counter() - started - transport.spent)
-        started = time.perf_counter()
+        started, transport.spent = time.perf_counter(), 0.0
+        messages.append({"role": "user", "content": PROMPT})
+        if raw:
+            data: Any = await client.post(
+                "/chat/completions",
+                cast_to=object,
+                body={
+                    "model": "smollm2",
+                    "messages": messages,
+                    "max_tokens": MAX_TOKENS,
+                    "temperature": 0,
+                },
+            )
+            text = data["choices"][0]["message"]["content"]
+        else:
+            completion = await client.chat.completions.create(
+                model="smollm2", messages=messages, max_tokens=MAX_TOKENS, temperature=0
+            )
+            text = completion.choices[0].message.content
+        messages.append({"role": "assistant", "content": text})
+        rows.append([time.perf_counter() - started - transport.spent, transport.spent])
     await client.close()
-    return overheads
+    return {
+        "setup_ms": (set_up - imported) * 1000,
+        "turns": rows,
+        "sent": scope["describe"](transport.exchanges, turns + 1),
+    }
 
 
-async def _eventide_turns(url: str, turns: int) -> list[float]:
+async def _eventide_worker(url: str, turns: int, *, prepared: bool) -> dict[str, Any]:
     started = time.perf_counter()
     import httpx
 
@@ -94,7 +155,10 @@ async def _eventide_turns(url: str, turns: int) -> list[float]:
     from eventide.models.openai_llm import OpenAILlm
     from eventide.runner import InMemoryRunner
 
-    transport = _timed_transport()
+    imported = time.perf_counter()
+    scope: dict[str, Any] = {}
+    exec(TIMED_TRANSPORT, scope)
+    transport = scope["TimedTransport"]()
 
     class TimedProvider(OpenAIProvider):
         def _make_client(self) -> Any:
@@ -107,122 +171,281 @@ async def _eventide_turns(url: str, turns: int) -> list[float]:
                 http_client=httpx.AsyncClient(transport=transport),
             )
 
+    model = OpenAILlm(model="smollm2", provider=TimedProvider.compatible(url))
     agent = LlmAgent(
         name="bench",
-        model=OpenAILlm(model="smollm2", provider=TimedProvider.compatible(url)),
-        instruction="Answer briefly.",
-        generate_content_config=types.GenerateContentConfig(temperature=0, max_output_tokens=1),
+        model=model,
+        instruction=INSTRUCTION,
+        generate_content_config=types.GenerateContentConfig(
+            temperature=0, max_output_tokens=MAX_TOKENS
+        ),
     )
     runner = InMemoryRunner(agent, app_name="bench")
     session = await runner.session_service.create_session(app_name="bench", user_id="u")
-    overheads = []
+    set_up = time.perf_counter()
+    if prepared:
+        model.prepare()
+    prepared_at = time.perf_counter()
+    rows: list[list[float]] = []
     for _ in range(turns + 1):
-        transport.spent = 0.0
+        started, transport.spent = time.perf_counter(), 0.0
         async for event in runner.run_async(user_id="u", session_id=session.id, new_message=PROMPT):
             assert not event.error_code, event.error_message
-        overheads.append(time.perf_counter() - started - transport.spent)
-        started = time.perf_counter()
+        rows.append([time.perf_counter() - started - transport.spent, transport.spent])
     await runner.close()
-    assert isinstance(agent.model, OpenAILlm)
-    await agent.model.close()
-    return overheads
+    await model.close()
+    return {
+        "setup_ms": (set_up - imported) * 1000,
+        "prepare_ms": (prepared_at - set_up) * 1000,
+        "turns": rows,
+        "sent": scope["describe"](transport.exchanges, turns + 1),
+    }
 
 
 ADK_WORKER = r"""
 import asyncio, json, sys, time
-started = time.perf_counter()
 import httpx, litellm
 from google.adk.agents import LlmAgent
 from google.adk.models.lite_llm import LiteLlm
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
-url, turns = sys.argv[1], int(sys.argv[2])
-
-class Timed(httpx.AsyncBaseTransport):
-    def __init__(self):
-        self.inner = httpx.AsyncHTTPTransport(); self.spent = 0.0
-    async def handle_async_request(self, request):
-        t = time.perf_counter(); r = await self.inner.handle_async_request(request)
-        await r.aread(); self.spent += time.perf_counter() - t; return r
-
-transport = Timed()
+url, turns, max_tokens, prompt, instruction = (
+    sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5])
+scope = {}
+exec(sys.stdin.read(), scope)
+transport = scope["TimedTransport"]()
 litellm.aclient_session = httpx.AsyncClient(transport=transport)
 
 async def main():
-    global started
+    # max_tokens goes to LiteLlm itself: google-adk's LiteLLM route does not send
+    # generate_content_config.max_output_tokens.
     agent = LlmAgent(name="bench", model=LiteLlm(model="openai/smollm2", api_base=url,
-                     api_key="x", max_tokens=1, temperature=0), instruction="Answer briefly.")
+                     api_key="x", max_tokens=max_tokens, temperature=0), instruction=instruction)
     runner = InMemoryRunner(agent=agent, app_name="bench")
     session = await runner.session_service.create_session(app_name="bench", user_id="u")
-    out = []
+    rows = []
     for _ in range(turns + 1):
-        transport.spent = 0.0
+        started, transport.spent = time.perf_counter(), 0.0
         async for event in runner.run_async(user_id="u", session_id=session.id,
-                new_message=types.Content(role="user", parts=[types.Part(text="Say hi.")])):
-            assert not event.error_code, event.error_message
-        out.append([time.perf_counter() - started - transport.spent, transport.spent])
-        started = time.perf_counter()
-    print(json.dumps(out))
+                new_message=types.Content(role="user", parts=[types.Part(text=prompt)])):
+            # google-adk marks an answer cut at max_tokens with this code; it is the
+            # answer asked for here, not a failure.
+            assert event.error_code in (None, "MAX_TOKENS"), event.error_message
+        rows.append([time.perf_counter() - started - transport.spent, transport.spent])
+    print(json.dumps({"turns": rows, "sent": scope["describe"](transport.exchanges, turns + 1)}))
 
 asyncio.run(main())
 """
 
 
-def _adk_turns(url: str, turns: int) -> list[float] | str:
-    python = os.environ.get("ADK_PYTHON", "/work/adk-venv/bin/python")
-    if not Path(python).exists():
-        return f"no google-adk interpreter at {python}"
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+RUN_APP = """
+import os
+
+from eventide import LlmAgent, types
+from eventide.models import OpenAIProvider
+from eventide.models.openai_llm import OpenAILlm
+
+root_agent = LlmAgent(
+    name="bench",
+    model=OpenAILlm(model="smollm2", provider=OpenAIProvider.compatible(os.environ["BENCH_URL"])),
+    instruction=os.environ["BENCH_INSTRUCTION"],
+    generate_content_config=types.GenerateContentConfig(
+        temperature=0, max_output_tokens=int(os.environ["BENCH_MAX_TOKENS"])
+    ),
+)
+"""
+
+THINK_SECONDS = 1.0
+"""How long the person at ``eventide run`` takes to type a message."""
+
+
+def _eventide_run_turns(url: str, turns: int) -> dict[str, Any] | str:
+    """``eventide run APP`` as a person uses it: wait for the prompt, type for a second,
+    send; each turn's wall time from the message sent to the next prompt (model call
+    included)."""
+    import selectors
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "bench_app"
+        folder.mkdir()
+        (folder / "agent.py").write_text(RUN_APP, encoding="utf-8")
+        env = {
+            **os.environ,
+            "BENCH_URL": url,
+            "BENCH_INSTRUCTION": INSTRUCTION,
+            "BENCH_MAX_TOKENS": str(MAX_TOKENS),
+            "PYTHONUNBUFFERED": "1",
+            "NO_COLOR": "1",
+        }
+        eventide = Path(sys.executable).with_name("eventide")
+        process = subprocess.Popen(
+            [str(eventide), "run", str(folder), "--session-db", "memory:"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=scratch,
+        )
+        assert process.stdin is not None and process.stdout is not None
+        selector = selectors.DefaultSelector()
+        selector.register(process.stdout, selectors.EVENT_READ)
+        seen = b""
+
+        def wait_for_prompt() -> None:
+            nonlocal seen
+            deadline = time.monotonic() + 120
+            while b"you \xe2\x80\xba " not in seen:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(f"no prompt from eventide run: {seen[-500:]!r}")
+                if selector.select(timeout=1):
+                    seen += os.read(process.stdout.fileno(), 65536)
+            seen = b""
+
+        walls: list[float] = []
+        try:
+            wait_for_prompt()
+            for _ in range(turns + 1):
+                time.sleep(THINK_SECONDS)
+                started = time.perf_counter()
+                process.stdin.write(f"{PROMPT}\n".encode())
+                process.stdin.flush()
+                wait_for_prompt()
+                walls.append(time.perf_counter() - started)
+            process.stdin.close()
+            process.wait(timeout=60)
+        except RuntimeError as exc:
+            return str(exc)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return {"walls": walls}
+
+
+def _run_worker(stack: str, url: str, turns: int) -> dict[str, Any] | str:
+    if stack == "eventide_run":
+        return _eventide_run_turns(url, turns)
+    if stack == "adk":
+        python = os.environ.get("ADK_PYTHON", "/work/adk-venv/bin/python")
+        if not Path(python).exists():
+            return f"no google-adk interpreter at {python}"
+        command = [python, "-c", ADK_WORKER, url, str(turns), str(MAX_TOKENS), PROMPT]
+        command.append(INSTRUCTION)
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    else:
+        command = [sys.executable, __file__, "--worker", stack, url, str(turns)]
+        env = dict(os.environ)
     done = subprocess.run(
-        [python, "-c", ADK_WORKER, url, str(turns)],
+        command,
+        input=TIMED_TRANSPORT if stack == "adk" else None,
         capture_output=True,
         text=True,
         timeout=600,
         env=env,
     )
     if done.returncode != 0:
-        return f"google-adk worker failed: {done.stderr[-500:]}"
-    rows = json.loads(done.stdout.strip().splitlines()[-1])
-    if not any(spent for _, spent in rows):
-        return "LiteLLM's HTTP could not be timed (aclient_session unused)"
-    return [overhead for overhead, _ in rows]
+        return f"{stack} worker failed: {done.stderr[-800:]}"
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if not any(spent for _, spent in result["turns"]):
+        return f"{stack}: the HTTP exchange could not be timed"
+    return result
 
 
-def _summary(overheads: list[float]) -> dict[str, float]:
-    later = overheads[1:]
+def _run_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    later = [wall for run in runs for wall in run["walls"][1:]]
+    first_extra = [run["walls"][0] - statistics.median(run["walls"][1:]) for run in runs]
     return {
-        "first_turn_ms": round(overheads[0] * 1000, 3),
-        "median_ms": round(statistics.median(later) * 1000, 3),
-        "p25_ms": round(statistics.quantiles(later, n=4)[0] * 1000, 3),
-        "p75_ms": round(statistics.quantiles(later, n=4)[2] * 1000, 3),
+        "turn_wall_median_ms": round(statistics.median(later) * 1000, 1),
+        "first_turn_extra_ms": round(statistics.median(first_extra) * 1000, 1),
+        "think_seconds": THINK_SECONDS,
     }
 
 
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    later = [row[0] for run in runs for row in run["turns"][1:]]
+    median = statistics.median(later)
+    first_extra = [
+        run["turns"][0][0] - statistics.median(r[0] for r in run["turns"][1:]) for run in runs
+    ]
+    quartiles = statistics.quantiles(later, n=4)
+    summary: dict[str, Any] = {
+        "median_ms": round(median * 1000, 3),
+        "p25_ms": round(quartiles[0] * 1000, 3),
+        "p75_ms": round(quartiles[2] * 1000, 3),
+        "http_median_ms": round(
+            statistics.median(row[1] for run in runs for row in run["turns"][1:]) * 1000, 3
+        ),
+        "first_turn_extra_ms": round(statistics.median(first_extra) * 1000, 1),
+        "sent": runs[-1]["sent"],
+    }
+    if "prepare_ms" in runs[-1]:
+        summary["prepare_ms"] = round(statistics.median(run["prepare_ms"] for run in runs), 1)
+    return summary
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-adk", action="store_true")
+    parser.add_argument("--worker", nargs=3, metavar=("STACK", "URL", "TURNS"))
     args = parser.parse_args()
+    if args.worker:
+        stack, url, turns = args.worker[0], args.worker[1], int(args.worker[2])
+        if stack in ("sdk", "sdk_post"):
+            result = asyncio.run(_sdk_worker(url, turns, raw=stack == "sdk_post"))
+        else:
+            result = asyncio.run(
+                _eventide_worker(url, turns, prepared=stack == "eventide_prepared")
+            )
+        print(json.dumps(result))
+        return 0
     from tests.models.llama_cpp_server import gguf_path, llama_server
 
     model = gguf_path()
     if model is None:
         print("The local-llm extra is not installed (make install).", file=sys.stderr)
         return 2
-    results: dict[str, Any] = {}
+    stacks = ["sdk", "sdk_post", "eventide", "eventide_prepared", "eventide_run"]
+    stacks += [] if args.no_adk else ["adk"]
+    runs: dict[str, list[dict[str, Any]]] = {stack: [] for stack in stacks}
+    skipped: dict[str, str] = {}
     with llama_server(model) as url:
-        results["sdk"] = _summary(asyncio.run(_sdk_turns(url, args.turns)))
-        results["eventide"] = _summary(asyncio.run(_eventide_turns(url, args.turns)))
-        if not args.no_adk:
-            adk = _adk_turns(url, args.turns)
-            results["adk"] = _summary(adk) if isinstance(adk, list) else {"skipped": adk}
-    results["eventide_minus_sdk_ms"] = round(
-        results["eventide"]["median_ms"] - results["sdk"]["median_ms"], 3
-    )
+        for round_number in range(args.rounds):
+            order = stacks if round_number % 2 == 0 else stacks[::-1]
+            for stack in order:
+                if stack in skipped:
+                    continue
+                result = _run_worker(stack, url, args.turns)
+                if isinstance(result, str):
+                    skipped[stack] = result
+                else:
+                    runs[stack].append(result)
+    results: dict[str, Any] = {
+        "turns": args.turns,
+        "rounds": args.rounds,
+        "max_tokens": MAX_TOKENS,
+    }
+    for stack in stacks:
+        if stack in skipped:
+            results[stack] = {"skipped": skipped[stack]}
+        else:
+            summarize = _run_summary if stack == "eventide_run" else _summary
+            results[stack] = summarize(runs[stack])
+    for floor in ("sdk", "sdk_post"):
+        if "median_ms" in results["eventide"] and "median_ms" in results[floor]:
+            results[f"eventide_minus_{floor}_ms"] = round(
+                results["eventide"]["median_ms"] - results[floor]["median_ms"], 3
+            )
+    if "median_ms" in results.get("adk", {}) and "median_ms" in results["eventide"]:
+        results["adk_over_eventide"] = round(
+            results["adk"]["median_ms"] / results["eventide"]["median_ms"], 1
+        )
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps(results))
     else:
         for name, row in results.items():
             print(f"{name:>22}: {row}")

@@ -140,6 +140,41 @@ def test_model_error_event_exits_1(tmp_path: Path, cli_env: dict[str, str]) -> N
     assert "✗ flaky: RESOURCE_EXHAUSTED: quota used up" in result.stdout
 
 
+def test_run_prepares_the_model_in_a_background_thread(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """Rule (first call): `eventide run` prepares the app's model (SDK import, client) in a
+    background thread as soon as the app is loaded, not in the first turn."""
+    write_app(
+        tmp_path / "prepared",
+        """
+        import threading
+        from pathlib import Path
+
+        from eventide import LlmResponse
+        from eventide.agents import LlmAgent
+        from eventide.testing import ScriptedModel
+
+        class Prepared(ScriptedModel):
+            def prepare(self) -> None:
+                marker = Path(__file__).with_name("prepared.txt")
+                marker.write_text(threading.current_thread().name)
+
+        answer = LlmResponse.model_validate(
+            {"content": {"role": "model", "parts": [{"text": "hello"}]}}
+        )
+        root_agent = LlmAgent(name="prepared", model=Prepared(responses=[answer]))
+        """,
+    )
+    result = run_cli(
+        ["run", "prepared", "--session-db", "memory:", "-q", "hi"], cwd=tmp_path, env=cli_env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "prepared › hello" in result.stdout
+    marker = tmp_path / "prepared" / "prepared.txt"
+    assert marker.read_text() == "eventide-prepare-models"
+
+
 def test_broken_app_exits_2_and_shows_its_traceback(
     tmp_path: Path, cli_env: dict[str, str]
 ) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -203,3 +205,55 @@ async def test_provider_names_the_server_in_errors(server: FakeProviderServer) -
     [response] = await collect(llm.generate_content_async(LlmRequest()))
     assert (response.error_message or "").startswith("vLLM returned HTTP 400: bad model")
     assert isinstance(response.error, ModelError) and response.error.status_code == 400
+
+
+class _CountingProvider(OpenAIProvider):
+    made = 0
+
+    def _make_client(self) -> Any:
+        type(self).made += 1
+        time.sleep(0.01)  # widens the window in which two threads could both make one
+        return super()._make_client()
+
+
+async def test_prepare_makes_the_client_once_ahead_of_the_first_call(
+    server: FakeProviderServer,
+) -> None:
+    """Rule (first call): ``prepare()`` does the first call's one-time work (the SDK
+    import, the client) ahead of time, once even when called from several threads at once,
+    and the call then uses that client."""
+    server.add(Reply(body=_completion("hi")))
+    provider = _CountingProvider.compatible(f"{server.url}/v1")
+    model = OpenAILlm(model="m", provider=provider)
+    threads = [threading.Thread(target=model.prepare) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert _CountingProvider.made == 1
+    client = provider.client()
+    [response] = await collect(model.generate_content_async(LlmRequest()))
+    assert text(response) == "hi"
+    assert provider.client() is client and _CountingProvider.made == 1
+    await model.close()
+
+
+def test_prepare_leaves_a_missing_key_to_the_first_call() -> None:
+    """``prepare()`` in the background never fails; the call reports the missing key."""
+    model = OpenAILlm(model="gpt-4.1")
+    model.prepare()
+    with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
+        model.get_provider().client()
+
+
+class _Preparable(Flaky):
+    _prepared: int = PrivateAttr(default=0)
+
+    def prepare(self) -> None:
+        self._prepared += 1
+
+
+def test_wrappers_prepare_what_they_wrap() -> None:
+    first, second = _Preparable(), _Preparable()
+    RetryingLlm(llm=FallbackLlm(llms=[first, second])).prepare()
+    assert (first._prepared, second._prepared) == (1, 1)  # pyright: ignore[reportPrivateUsage]

@@ -16,6 +16,7 @@ from rich.text import Text
 from eventide.apps.app import App
 from eventide.apps.demo_model import ModelSetup, prepare_models
 from eventide.apps.loader import load_app, resolve_app
+from eventide.apps.prepare_ahead import prepare_models_ahead
 from eventide.apps.services import Services, build_services
 from eventide.cli.event_printer import EventPrinter
 from eventide.errors import EventideError, UsageError
@@ -73,6 +74,9 @@ def run_app(options: RunOptions, console: Console, errors: Console) -> int:
     # The first line says which model answers: people must know when it is the demo.
     style = "bold yellow" if setup.uses_demo_model else "dim"
     console.print(Text(setup.notice(), style=style))
+    # The provider SDKs' import and client set-up run while the session opens and the
+    # user types, not in the first turn.
+    preparing = prepare_models_ahead(app.root_agent)
     provider = _tracer_provider(options.trace)
     try:
         with asyncio.Runner() as loop:
@@ -88,6 +92,7 @@ def run_app(options: RunOptions, console: Console, errors: Console) -> int:
                 with contextlib.suppress(Exception):
                     loop.run(chat.close())
     finally:
+        preparing.wait()
         setup.restore()
         if provider is not None:
             provider.shutdown()

@@ -42,5 +42,14 @@ class BaseLlm(BaseModel):
         Report provider failures as a response with ``error_code``/``error_message``.
         """
 
+    def prepare(self) -> None:
+        """Do ahead of time the one-time work of the first call (import the provider's SDK,
+        make its client), so the first call costs what later ones do.
+
+        Safe to call from another thread while the event loop runs (``eventide run`` calls
+        it in the background while the user types); calling it again does nothing. The
+        default does nothing: a model without set-up work needs none.
+        """
+
     async def close(self) -> None:
         """Release connections held by the connector."""

@@ -81,6 +81,11 @@ class FallbackLlm(BaseLlm):
                 self.llms[number + 1].model,
             )
 
+    def prepare(self) -> None:
+        """Prepare every model (see :meth:`BaseLlm.prepare`)."""
+        for llm in self.llms:
+            llm.prepare()
+
     async def close(self) -> None:
         """Close every model."""
         for llm in self.llms:

@@ -9,6 +9,7 @@ calls are retried (:func:`~eventide.models.retrying_llm.retry_responses`).
 
 from __future__ import annotations
 
+import threading
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from eventide.models.providers import Provider
 from eventide.models.retrying_llm import RetryPolicy, retry_responses
 
 __all__ = ["RemoteLlm", "WireCall"]
+
+_MAKING = threading.Lock()
+"""Held while a provider is made: :meth:`RemoteLlm.prepare` may run in another thread."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -78,9 +82,17 @@ class RemoteLlm(BaseLlm):
 
     def get_provider(self) -> Provider:
         """The provider that owns the client, made on first use."""
-        if self._provider is None:
-            self._provider = self._make_provider()
-        return self._provider
+        provider = self._provider
+        if provider is None:
+            with _MAKING:
+                provider = self._provider
+                if provider is None:
+                    provider = self._provider = self._make_provider()
+        return provider
+
+    def prepare(self) -> None:
+        """Make the provider's client now (imports its SDK); see :meth:`BaseLlm.prepare`."""
+        self.get_provider().prepare()
 
     async def close(self) -> None:
         """Close the provider's client (a new one is made on next use)."""

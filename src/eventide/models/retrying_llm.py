@@ -136,6 +136,10 @@ class RetryingLlm(BaseLlm):
         ):
             yield response
 
+    def prepare(self) -> None:
+        """Prepare the wrapped model (see :meth:`BaseLlm.prepare`)."""
+        self.llm.prepare()
+
     async def close(self) -> None:
         """Close the wrapped model."""
         await self.llm.close()

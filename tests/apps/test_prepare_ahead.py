@@ -1,0 +1,60 @@
+"""The models of an app's agent tree are prepared in a background thread (first-call cost)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncGenerator
+
+from eventide import LlmAgent
+from eventide.apps.prepare_ahead import prepare_models_ahead
+from eventide.models.base_llm import BaseLlm
+from eventide.models.llm_request import LlmRequest
+from eventide.models.llm_response import LlmResponse
+
+
+class Recording(BaseLlm):
+    """Records the threads ``prepare()`` ran in; fails when told to."""
+
+    model: str = "recording"
+    fail: bool = False
+    threads: list[str] = []
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        yield LlmResponse()
+
+    def prepare(self) -> None:
+        self.threads.append(threading.current_thread().name)
+        if self.fail:
+            raise RuntimeError("cannot prepare")
+
+
+def test_every_model_of_the_tree_is_prepared_once_in_a_background_thread() -> None:
+    """Rule (first call): each distinct model of the tree is prepared once, off the calling
+    thread; a failing one does not stop the others (its first call reports the failure);
+    an agent without a model of its own uses its ancestor's."""
+    shared, failing, other = Recording(threads=[]), Recording(threads=[], fail=True), Recording(threads=[])
+    root = LlmAgent(
+        name="root",
+        model=shared,
+        sub_agents=[
+            LlmAgent(name="inherits"),
+            LlmAgent(name="same", model=shared),
+            LlmAgent(name="failing", model=failing),
+            LlmAgent(name="other", model=other),
+        ],
+    )
+    preparing = prepare_models_ahead(root)
+    preparing.wait()
+    assert preparing.models == [shared, failing, other]
+    for model in (shared, failing, other):
+        assert model.threads == ["eventide-prepare-models"]
+
+
+def test_a_tree_without_models_to_prepare_starts_no_thread() -> None:
+    root = LlmAgent(name="root", model=Recording(threads=[]))
+    root.model = "no-such-model-anywhere"
+    preparing = prepare_models_ahead(root)
+    preparing.wait()
+    assert preparing.models == []
