@@ -34,7 +34,11 @@ def test_every_model_of_the_tree_is_prepared_once_in_a_background_thread() -> No
     """Rule (first call): each distinct model of the tree is prepared once, off the calling
     thread; a failing one does not stop the others (its first call reports the failure);
     an agent without a model of its own uses its ancestor's."""
-    shared, failing, other = Recording(threads=[]), Recording(threads=[], fail=True), Recording(threads=[])
+    shared, failing, other = (
+        Recording(threads=[]),
+        Recording(threads=[], fail=True),
+        Recording(threads=[]),
+    )
     root = LlmAgent(
         name="root",
         model=shared,

@@ -590,7 +590,7 @@ async def test_request_is_posted_as_built_with_extra_fields_on_top(
     client, not re-transformed by ``create``): ``config.extra`` fields at the top level,
     the key as a bearer token, and the stream fields only when streaming."""
     if api == "responses":
-        events = [
+        events: list[dict[str, Any]] = [
             {"type": "response.output_text.delta", "delta": "ok"},
             {
                 "type": "response.completed",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
 import threading
 import time
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
