@@ -23,7 +23,7 @@ from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import InvocationContext
-from eventide.durable.log import FINISHED, INVOCATION_KEY, STARTED
+from eventide.durable.log import ANSWERED, FINISHED, INVOCATION_KEY, STARTED
 from eventide.errors import RunnerClosedError, SessionNotFoundError, UsageError
 from eventide.events import Event, EventActions
 from eventide.flows.contents import ContentsCache
@@ -153,7 +153,11 @@ class Runner:
         Args:
             user_id: the user.
             session_id: the session (see ``auto_create_session``).
-            new_message: the user's message (a ``Content``, a string, or genai Content).
+            new_message: the user's message (a ``Content``, a string, or genai Content). In
+                a resumable app, a message whose function responses answer the calls the
+                session's latest invocation paused for (a long-running tool's result, a
+                confirmation, a credential) is committed in that invocation, which then goes
+                on from its log: the paused agent's loop, and the workflow steps after it.
             state_delta: state to set along with the user's message.
             run_config: per-invocation settings.
             invocation_id: reuse an id; a new one by default. In a resumable app, the id of
@@ -221,10 +225,22 @@ class Runner:
         resume_unfinished: bool,
     ) -> AsyncGenerator[Event, None]:
         """``run_async`` in a resumable app: continue an unfinished invocation when asked."""
-        from eventide.durable import unfinished_invocation
+        from eventide.durable import paused_invocation, unfinished_invocation
 
         self._check_open()
         session = await self._load_session(user_id, session_id)
+        if new_message is not None:
+            paused = paused_invocation(session, _answer_ids(types.to_content(new_message)))
+            if paused is not None:
+                # The message answers the calls the latest invocation paused for: it goes
+                # on in that invocation, from its log (as google-adk's resumable apps do).
+                answer = partial(
+                    self._answer_start, session, paused, new_message, state_delta, run_config
+                )
+                async with aclosing(self._drive(answer)) as answered:
+                    async for event in answered:
+                        yield event
+                return
         resume_id: str | None = None
         if invocation_id is not None and new_message is None and not state_delta:
             if any(e.invocation_id == invocation_id for e in session.events):
@@ -303,6 +319,21 @@ class Runner:
         async with aclosing(self._drive(resume)) as events:
             async for event in events:
                 yield event
+
+    async def _answer_start(
+        self,
+        session: Session,
+        paused: tuple[str, str | None],
+        new_message: types.Content | str,
+        state_delta: dict[str, Any] | None,
+        run_config: RunConfig | None,
+    ) -> tuple[InvocationContext, bool]:
+        """Commit the answer to a paused invocation in it (on the branch of the calls it
+        answers, so parallel siblings do not see it); the context that continues it."""
+        invocation_id, branch = paused
+        ctx = self._new_context(invocation_id, session, run_config)
+        await self._append_user_event(ctx, new_message, state_delta, mark=ANSWERED, branch=branch)
+        return await self._resume_start(session, invocation_id, run_config)
 
     async def _resume_start(
         self, session: Session, invocation_id: str | None, run_config: RunConfig | None
@@ -603,6 +634,9 @@ class Runner:
         ctx: InvocationContext,
         new_message: types.Content | str | None,
         state_delta: dict[str, Any] | None,
+        *,
+        mark: str = STARTED,
+        branch: str | None = None,
     ) -> None:
         content = None
         if new_message is not None:
@@ -619,13 +653,14 @@ class Runner:
         event = Event(
             invocation_id=ctx.invocation_id,
             author=USER_AUTHOR,
+            branch=branch,
             content=content,
             actions=EventActions(state_delta=dict(state_delta or {})),
         )
         if ctx.run_config.custom_metadata:
             _add_run_metadata(event, ctx.run_config.custom_metadata)
         if self.resumable:
-            _mark_started(event)
+            event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: mark}
         if state_delta:
             ctx.hold_temp_state(event.actions.state_delta)
         await self.session_service.append_event(ctx.session, event)
@@ -721,6 +756,15 @@ def _print_debug(event: Event, *, verbose: bool) -> None:
 
 def _mark_started(event: Event) -> None:
     event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: STARTED}
+
+
+def _answer_ids(content: types.Content) -> set[str]:
+    """The ids of the function responses in a message (answers to paused calls)."""
+    return {
+        p.function_response.id
+        for p in content.parts or []
+        if p.function_response is not None and p.function_response.id
+    }
 
 
 def _has_events_of(session: Session, ctx: InvocationContext) -> bool:

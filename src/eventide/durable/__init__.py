@@ -7,6 +7,17 @@ records where it is in small markers on its own events (:mod:`eventide.durable.l
 """
 
 from eventide.durable.log import ResumeScope
-from eventide.durable.plan import ResumePlan, plan_resume, unfinished_invocation
+from eventide.durable.plan import (
+    ResumePlan,
+    paused_invocation,
+    plan_resume,
+    unfinished_invocation,
+)
 
-__all__ = ["ResumePlan", "ResumeScope", "plan_resume", "unfinished_invocation"]
+__all__ = [
+    "ResumePlan",
+    "ResumeScope",
+    "paused_invocation",
+    "plan_resume",
+    "unfinished_invocation",
+]

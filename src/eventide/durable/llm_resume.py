@@ -10,8 +10,11 @@ The agent's own events (on its branch, in its scope) say where its model/tool lo
 - committed function responses: what follows them (a pause, a transfer, a structured
   answer) happens, then the loop goes on with the next model call;
 - a committed transfer: the target agent resumes from the events after it;
-- a committed request for the user (a confirmation, a credential): the invocation ends there
-  again, waiting for the answer.
+- a committed request for the user (a confirmation, a credential): with the user's answer
+  committed after it (the message that continues a paused invocation), the original call
+  runs with the answer; without, the invocation ends there again, waiting for it;
+- a long-running call that returned nothing (listed ``eventide_waiting``) is never run
+  again: the user's answer to it is its result, and the model goes on with it.
 
 Calls answered in one event are answered together: when one model response asked for several
 tools and the process died before their response event was committed, all of them run again
@@ -25,14 +28,24 @@ from collections.abc import AsyncGenerator
 from eventide import types
 from eventide.agents.llm_agent import LlmAgent
 from eventide.contexts import InvocationContext
-from eventide.durable.log import AgentProgress, ResumeScope
+from eventide.durable.log import AgentProgress, ResumeScope, waiting_calls
 from eventide.errors import ResumeError
 from eventide.events import Event
-from eventide.flows.llm_flow import FlowStep, after_tool_responses, run_llm_flow
+from eventide.flows.llm_flow import (
+    FlowStep,
+    after_tool_responses,
+    run_llm_flow,
+    wait_for_answers,
+)
 from eventide.flows.request import build_request
 from eventide.flows.resolved_agent import ResolvedAgent
+from eventide.flows.resume import answered_calls
 from eventide.flows.tool_dispatch import run_function_calls
-from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
+from eventide.protocol import (
+    REQUEST_CONFIRMATION_FUNCTION,
+    REQUEST_CREDENTIAL_FUNCTION,
+    USER_AUTHOR,
+)
 
 __all__ = ["resume_llm_agent"]
 
@@ -68,16 +81,56 @@ async def resume_llm_agent(
         return
     resolved = await agent.resolve(ctx)
     step = FlowStep()
+    later = scope.events[position + 1 :]
+    answers = [
+        r for e in later if e.author == USER_AUTHOR for r in e.get_function_responses() if r.id
+    ]
     calls = last.get_function_calls()
     responses = last.get_function_responses()
-    if calls:
-        if all(call.name in _REQUESTS_FOR_USER for call in calls):
+    model_event: Event | None = last
+    if calls and all(call.name in _REQUESTS_FOR_USER for call in calls):
+        # Paused for confirmations or credentials: run the calls the user's answers allow.
+        asked = {call.id for call in calls}
+        calls, confirmations = answered_calls(
+            [a for a in answers if a.id in asked], ctx.session.events
+        )
+        if not calls:
             ctx.end_invocation = True  # still waiting for the user's answer
             return
         request = await build_request(resolved, ctx)
-        response_event = await run_function_calls(resolved, ctx, calls, request.tools_dict)
+        response_event = await run_function_calls(
+            resolved, ctx, calls, request.tools_dict, confirmations=confirmations
+        )
         yield response_event
-        model_event: Event | None = last
+        model_event = None
+    elif calls:
+        asked = {call.id for call in calls}
+        answers = [a for a in answers if a.id in asked]
+        answered = {a.id for a in answers}
+        waiting: set[str] = set()
+        for event in later:
+            if event.author == agent.name and event.branch == ctx.branch:
+                waiting |= waiting_calls(event)
+        pending = [c for c in calls if c.id not in answered and c.id not in waiting]
+        if not pending:
+            if not answers:
+                ctx.end_invocation = True  # the long-running calls still wait for answers
+                return
+            # The user answered the long-running calls: the model goes on with the answers.
+            async for event in run_llm_flow(_ready(resolved), ctx, answer_paused_calls=False):
+                yield event
+            return
+        request = await build_request(resolved, ctx)
+        response_event = await run_function_calls(resolved, ctx, pending, request.tools_dict)
+        if not response_event.get_function_responses() and last.long_running_tool_ids:
+            async for event in wait_for_answers(ctx, step, response_event):
+                yield event
+            if answers:  # other calls of the response were answered meanwhile: go on
+                ctx.end_invocation = False
+                async for event in run_llm_flow(_ready(resolved), ctx, answer_paused_calls=False):
+                    yield event
+            return
+        yield response_event
     elif responses:
         response_event = last
         model_event = _model_event_for(flow, responses)

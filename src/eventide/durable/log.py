@@ -5,6 +5,12 @@ A resumable invocation writes small markers into its own events:
 - the first event the Runner commits carries ``custom_metadata["eventide_invocation"] =
   "started"``; the last carries ``"finished"`` (the agent that answered the turn ended) or
   ``"ended"`` (it stopped early: a pause for the user, or ``end_invocation``);
+- the user's message that answers a paused invocation's calls (a long-running tool's result,
+  a confirmation, a credential) is committed in that invocation, marked ``"answered"``: the
+  invocation goes on from there. The latest marker says where an invocation is;
+- a long-running tool that returned no initial result commits an event (no content) with
+  ``custom_metadata["eventide_waiting"] = [call ids]``: those calls ran and wait for the
+  user's answer, and resuming does not run them again;
 - a ``SequentialAgent`` or ``LoopAgent`` commits ``actions.agent_state =
   {"current_sub_agent": name}`` (a loop adds ``"times_looped"``) before each step, a
   ``ParallelAgent`` ``actions.agent_state = {}`` before it fans out;
@@ -18,25 +24,32 @@ events after its parent's latest marker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from eventide.events import Event
 
 __all__ = [
+    "ANSWERED",
     "ENDED",
     "FINISHED",
     "INVOCATION_KEY",
     "STARTED",
+    "WAITING_KEY",
     "AgentProgress",
     "ResumeScope",
     "invocation_mark",
+    "invocation_status",
+    "is_log_maintenance",
     "on_branch",
+    "waiting_calls",
 ]
 
 INVOCATION_KEY = "eventide_invocation"
 STARTED = "started"
 FINISHED = "finished"
 ENDED = "ended"
+ANSWERED = "answered"
+WAITING_KEY = "eventide_waiting"
 
 
 def invocation_mark(event: Event) -> str | None:
@@ -46,6 +59,30 @@ def invocation_mark(event: Event) -> str | None:
         return None
     value = metadata.get(INVOCATION_KEY)
     return value if isinstance(value, str) else None
+
+
+def invocation_status(events: list[Event]) -> str | None:
+    """The latest marker among an invocation's events (None: it was not run resumably)."""
+    for event in reversed(events):
+        mark = invocation_mark(event)
+        if mark is not None:
+            return mark
+    return None
+
+
+def waiting_calls(event: Event) -> set[str]:
+    """The long-running calls an event says are waiting for the user's answer."""
+    metadata = event.custom_metadata
+    value: object = metadata.get(WAITING_KEY) if metadata else None
+    if not isinstance(value, list):
+        return set()
+    return {str(item) for item in cast("list[object]", value)}
+
+
+def is_log_maintenance(event: Event) -> bool:
+    """A rewind or a compaction: written to the log between turns, never part of one."""
+    actions = event.actions
+    return actions.rewind_before_invocation_id is not None or actions.compaction is not None
 
 
 def on_branch(event_branch: str | None, branch: str | None) -> bool:

@@ -6,11 +6,21 @@ from dataclasses import dataclass
 
 from eventide import types
 from eventide.agents.base_agent import BaseAgent
-from eventide.durable.log import ENDED, FINISHED, STARTED, ResumeScope, invocation_mark
+from eventide.durable.log import (
+    ANSWERED,
+    ENDED,
+    FINISHED,
+    STARTED,
+    ResumeScope,
+    invocation_status,
+    is_log_maintenance,
+)
 from eventide.errors import InvocationNotFoundError, ResumeError
 from eventide.sessions.session import Session
 
-__all__ = ["ResumePlan", "plan_resume", "unfinished_invocation"]
+__all__ = ["ResumePlan", "paused_invocation", "plan_resume", "unfinished_invocation"]
+
+_RUNNING = (STARTED, ANSWERED)
 
 
 @dataclass(slots=True, frozen=True)
@@ -39,7 +49,7 @@ def plan_resume(root: BaseAgent, session: Session, invocation_id: str | None) ->
         ResumeError: the invocation is not the session's latest, finished, ended waiting
             for the user, was not run resumably, or names agents the tree no longer has.
     """
-    latest = _latest_invocation(session)
+    latest = latest_invocation(session)
     if invocation_id is None:
         if latest is None:
             raise InvocationNotFoundError(
@@ -56,31 +66,45 @@ def plan_resume(root: BaseAgent, session: Session, invocation_id: str | None) ->
             invocation_id=invocation_id,
         )
     if invocation_id != latest:
+        if all(is_log_maintenance(e) for e in events):
+            raise ResumeError(
+                f"{invocation_id!r} is the invocation of a rewind or a compaction of session "
+                f"{session.id!r}, not of a turn; there is nothing to resume.",
+                invocation_id=invocation_id,
+            )
+        if _rewound(session, invocation_id):
+            raise ResumeError(
+                f"Invocation {invocation_id!r} of session {session.id!r} was rewound (a "
+                "rewind took the session back to before it); it cannot be resumed. Send a "
+                "new message to start a new turn.",
+                invocation_id=invocation_id,
+            )
         raise ResumeError(
             f"Invocation {invocation_id!r} is not the latest of session {session.id!r} "
             f"(later turns ran after it, the latest is {latest!r}); only the latest "
             "invocation can be resumed.",
             invocation_id=invocation_id,
         )
-    marks = {invocation_mark(e) for e in events}
-    if STARTED not in marks:
+    status = invocation_status(events)
+    if status is None:
         raise ResumeError(
             f"Invocation {invocation_id!r} was not run with resumability on, so its events "
             "do not record where it was. Run the app as App(..., resumability_config="
             "ResumabilityConfig(is_resumable=True)) for future turns; start a new turn now.",
             invocation_id=invocation_id,
         )
-    if FINISHED in marks:
+    if status == FINISHED:
         raise ResumeError(
             f"Invocation {invocation_id!r} finished; there is nothing to resume. Send a new "
             "message to start the next turn.",
             invocation_id=invocation_id,
         )
-    if ENDED in marks:
+    if status == ENDED:
         raise ResumeError(
             f"Invocation {invocation_id!r} ended early (it paused for the user's answer to "
             "a tool call, or a callback ended it); there is nothing to resume. Answer the "
-            "paused call (a function response with its id) in a new message.",
+            "paused call (a message with a function response of the call's id) to continue "
+            "it.",
             invocation_id=invocation_id,
         )
     for event in events:
@@ -102,21 +126,47 @@ def plan_resume(root: BaseAgent, session: Session, invocation_id: str | None) ->
 
 def unfinished_invocation(session: Session) -> str | None:
     """The session's latest invocation if it was run resumably and did not finish."""
-    latest = _latest_invocation(session)
+    latest = latest_invocation(session)
     if latest is None:
         return None
-    marks: set[str | None] = set()
-    for event in reversed(session.events):
-        if event.invocation_id != latest:
-            break
-        marks.add(invocation_mark(event))
-    if STARTED in marks and FINISHED not in marks and ENDED not in marks:
-        return latest
-    return None
+    events = [e for e in session.events if e.invocation_id == latest]
+    return latest if invocation_status(events) in _RUNNING else None
 
 
-def _latest_invocation(session: Session) -> str | None:
-    for event in reversed(session.events):
-        if event.invocation_id:
+def paused_invocation(session: Session, answer_ids: set[str]) -> tuple[str, str | None] | None:
+    """The session's latest invocation if it paused waiting for the user and the calls
+    ``answer_ids`` (the ids of the function responses of a new message) are its own; with
+    the branch the answer belongs on (the calls' branch when they share one)."""
+    latest = latest_invocation(session)
+    if latest is None or not answer_ids:
+        return None
+    events = [e for e in session.events if e.invocation_id == latest]
+    if invocation_status(events) != ENDED:
+        return None
+    branches = {e.branch for e in events for c in e.get_function_calls() if c.id in answer_ids}
+    found = {c.id for e in events for c in e.get_function_calls() if c.id in answer_ids}
+    if found != answer_ids:
+        return None
+    return latest, branches.pop() if len(branches) == 1 else None
+
+
+def latest_invocation(session: Session) -> str | None:
+    """The invocation of the session's latest turn: rewinds and compactions are not turns,
+    and an invocation a rewind took back is not in the history any more."""
+    from eventide.history.model_view import rewound_positions
+
+    events = session.events
+    hidden = rewound_positions(events)
+    for position in range(len(events) - 1, -1, -1):
+        event = events[position]
+        if event.invocation_id and position not in hidden and not is_log_maintenance(event):
             return event.invocation_id
     return None
+
+
+def _rewound(session: Session, invocation_id: str) -> bool:
+    from eventide.history.model_view import rewound_positions
+
+    hidden = rewound_positions(session.events)
+    positions = [i for i, e in enumerate(session.events) if e.invocation_id == invocation_id]
+    return bool(positions) and all(i in hidden for i in positions)

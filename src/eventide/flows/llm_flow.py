@@ -29,7 +29,7 @@ from eventide.models.llm_response import LlmResponse
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.run_config import StreamingMode
 
-__all__ = ["FlowStep", "after_tool_responses", "run_llm_flow"]
+__all__ = ["FlowStep", "after_tool_responses", "run_llm_flow", "wait_for_answers"]
 
 
 class FlowStep:
@@ -94,15 +94,27 @@ async def _run_step(
     response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
     if not response_event.get_function_responses() and final.long_running_tool_ids:
         # Only long-running tools without an initial result: wait for the user's answer.
-        if not response_event.actions.is_empty():
-            response_event.content = None
-            yield response_event
-        ctx.end_invocation = True
-        step.done = True
+        async for event in wait_for_answers(ctx, step, response_event):
+            yield event
         return
     yield response_event
     async for event in after_tool_responses(agent, ctx, step, final, response_event, calls):
         yield event
+
+
+async def wait_for_answers(
+    ctx: InvocationContext, step: FlowStep, response_event: Event
+) -> AsyncGenerator[Event, None]:
+    """End the invocation to wait for long-running tools' results (none came back now).
+
+    The response event has no content; it is committed when it carries the tools' actions,
+    or (in a resumable invocation) the record that the calls ran and wait.
+    """
+    if not response_event.actions.is_empty() or response_event.custom_metadata:
+        response_event.content = None
+        yield response_event
+    ctx.end_invocation = True
+    step.done = True
 
 
 async def after_tool_responses(

@@ -20,7 +20,7 @@ from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
 
-__all__ = ["needs_resume", "resume_paused_calls"]
+__all__ = ["answered_calls", "needs_resume", "resume_paused_calls"]
 
 
 def needs_resume(ctx: InvocationContext) -> bool:
@@ -42,15 +42,31 @@ async def resume_paused_calls(
     user_content = ctx.user_content
     if user_content is None or not user_content.parts:
         return
+    answers = [p.function_response for p in user_content.parts if p.function_response is not None]
+    calls, confirmations = answered_calls(answers, ctx.session.events)
+    if not calls:
+        return
+    request = await build_request(agent, ctx)
+    event = await run_function_calls(
+        agent, ctx, calls, request.tools_dict, confirmations=confirmations
+    )
+    yield event
+    for pause in pause_requests(agent, ctx, event, calls):
+        yield pause
+        ctx.end_invocation = True
+
+
+def answered_calls(
+    answers: list[types.FunctionResponse], events: list[Event]
+) -> tuple[list[types.FunctionCall], dict[str, ToolConfirmation]]:
+    """The original tool calls that ``answers`` to confirmation and credential requests
+    let run now, and the confirmations to run them with (by call id)."""
     answers = [
-        p.function_response
-        for p in user_content.parts
-        if p.function_response is not None
-        and p.function_response.name in (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION)
+        a for a in answers if a.name in (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION)
     ]
     if not answers:
-        return
-    requests = _synthetic_calls(ctx.session.events)
+        return [], {}
+    requests = _synthetic_calls(events)
     calls: list[types.FunctionCall] = []
     confirmations: dict[str, ToolConfirmation] = {}
     for answer in answers:
@@ -65,21 +81,12 @@ async def resume_paused_calls(
             )
         else:
             # The Runner stored the credential before committing the (redacted) answer.
-            found = _find_call(ctx.session.events, str(request_args.get("function_call_id")))
+            found = _find_call(events, str(request_args.get("function_call_id")))
             if found is None:
                 continue
             original = found
         calls.append(original)
-    if not calls:
-        return
-    request = await build_request(agent, ctx)
-    event = await run_function_calls(
-        agent, ctx, calls, request.tools_dict, confirmations=confirmations
-    )
-    yield event
-    for pause in pause_requests(agent, ctx, event, calls):
-        yield pause
-        ctx.end_invocation = True
+    return calls, confirmations
 
 
 def _synthetic_calls(events: list[Event]) -> dict[str, dict[str, Any]]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from eventide import types
 from eventide.contexts import InvocationContext, ToolContext
+from eventide.durable.log import WAITING_KEY
 from eventide.errors import ToolArgumentsError, ToolError
 from eventide.events import Event, EventActions, ToolConfirmation
 from eventide.flows.resolved_agent import ResolvedAgent, first_result
@@ -28,9 +29,11 @@ async def run_function_calls(
 
     The event is authored by the agent with content role 'user'; its actions merge each
     tool's actions in call order. A long-running tool that returns None (no initial result)
-    gets no response part: its result comes later, from the user. A tool that raises ends
-    the invocation with ``ToolError`` unless an ``on_tool_error`` callback recovers; an
-    unknown tool or invalid arguments are answered with an error the model can read.
+    gets no response part: its result comes later, from the user (in a resumable
+    invocation the event lists such calls in ``custom_metadata["eventide_waiting"]``). A
+    tool that raises ends the invocation with ``ToolError`` unless an ``on_tool_error``
+    callback recovers; an unknown tool or invalid arguments are answered with an error the
+    model can read.
     """
     confirmations = confirmations or {}
     if len(calls) == 1:
@@ -51,17 +54,24 @@ async def run_function_calls(
         outcomes = [task.result() for task in tasks]
     actions = EventActions()
     parts: list[types.Part] = []
-    for part, call_actions in outcomes:
+    waiting: list[str] = []
+    for call, (part, call_actions) in zip(calls, outcomes, strict=True):
         if part is not None:
             parts.append(part)
+        elif call.id:
+            waiting.append(call.id)
         actions.merge(call_actions)
-    return Event(
+    event = Event(
         invocation_id=ctx.invocation_id,
         author=agent.name,
         branch=ctx.branch,
         content=types.Content(role="user", parts=parts),
         actions=actions,
     )
+    if waiting and ctx.resumable:
+        # The log must say these calls ran: resuming would run them again otherwise.
+        event.custom_metadata = {WAITING_KEY: waiting}
+    return event
 
 
 async def _run_one(
