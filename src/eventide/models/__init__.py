@@ -7,6 +7,7 @@ from eventide.models.llm_response import LlmResponse
 from eventide.models.providers import AnthropicProvider, GeminiProvider, OpenAIProvider, Provider
 from eventide.models.registry import LLMRegistry
 from eventide.models.retrying_llm import RetryingLlm, RetryPolicy
+from eventide.models.tracing_llm import TracingLlm
 
 __all__ = [
     "AnthropicProvider",
@@ -20,4 +21,5 @@ __all__ = [
     "Provider",
     "RetryPolicy",
     "RetryingLlm",
+    "TracingLlm",
 ]

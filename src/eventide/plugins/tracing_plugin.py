@@ -31,6 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from eventide.models._genai_spans import mark_failed, record_model_response, request_attributes
 from eventide.plugins.base_plugin import BasePlugin
 
 if TYPE_CHECKING:
@@ -176,18 +177,10 @@ class TracingPlugin(BasePlugin):
         if state is None:
             return None
         model = llm_request.model or _model_name(ictx.agent)
-        config = llm_request.config
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": model,
-            "gen_ai.agent.name": ictx.agent.name,
-            "eventide.invocation_id": ictx.invocation_id,
-            "eventide.branch": ictx.branch or "",
-        }
-        if config.temperature is not None:
-            attributes["gen_ai.request.temperature"] = config.temperature
-        if config.max_output_tokens is not None:
-            attributes["gen_ai.request.max_tokens"] = config.max_output_tokens
+        attributes = request_attributes(llm_request, model)
+        attributes["gen_ai.agent.name"] = ictx.agent.name
+        attributes["eventide.invocation_id"] = ictx.invocation_id
+        attributes["eventide.branch"] = ictx.branch or ""
         span = self._tracer.start_span(
             f"chat {model}",
             context=self._trace.set_span_in_context(self._current_agent_span(state, ictx)),
@@ -210,19 +203,7 @@ class TracingPlugin(BasePlugin):
         span = state.models.pop((ictx.branch, ictx.agent.name), None) if state else None
         if span is None:
             return None
-        usage = llm_response.usage_metadata
-        if usage is not None:
-            if usage.prompt_token_count is not None:
-                span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_token_count)
-            if usage.candidates_token_count is not None:
-                span.set_attribute("gen_ai.usage.output_tokens", usage.candidates_token_count)
-        if llm_response.model_version:
-            span.set_attribute("gen_ai.response.model", llm_response.model_version)
-        if llm_response.finish_reason:
-            span.set_attribute("gen_ai.response.finish_reasons", [llm_response.finish_reason])
-        if llm_response.error_code:
-            self._fail(span, "model_error", llm_response.error_message or llm_response.error_code)
-            span.set_attribute("eventide.error_code", llm_response.error_code)
+        record_model_response(span, llm_response)
         span.end()
         return None
 
@@ -305,10 +286,7 @@ class TracingPlugin(BasePlugin):
 
     # --- helpers ---
     def _fail(self, span: Any, error_type: str, message: str) -> None:
-        from opentelemetry.trace import Status, StatusCode
-
-        span.set_attribute("error.type", error_type)
-        span.set_status(Status(StatusCode.ERROR, message))
+        mark_failed(span, error_type, message)
 
     def _end_all(self, state: _Invocation, abandoned: str | None) -> None:
         # Innermost first: tools, models, agents (last opened first), then the invocation.
