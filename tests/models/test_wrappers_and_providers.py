@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncGenerator
@@ -257,3 +259,36 @@ def test_wrappers_prepare_what_they_wrap() -> None:
     first, second = _Preparable(), _Preparable()
     RetryingLlm(llm=FallbackLlm(llms=[first, second])).prepare()
     assert (first._prepared, second._prepared) == (1, 1)  # pyright: ignore[reportPrivateUsage]
+
+
+_FRESH_PROCESS_PREPARE = """
+import sys
+from eventide.models import OpenAIProvider
+from eventide.models.openai_llm import OpenAILlm
+from eventide.events import Event, EventActions
+from eventide.models.llm_request import LlmRequest
+from eventide import types
+
+records = [Event, EventActions, LlmRequest, types.Content, types.Part]
+before = [r.__pydantic_complete__ for r in records]
+model = OpenAILlm(model="m", provider=OpenAIProvider.compatible("http://127.0.0.1:9/v1"))
+model.prepare()
+client = model.get_provider().client()
+print(before, [r.__pydantic_complete__ for r in records], "openai" in sys.modules,
+      client._platform is not None)
+"""
+
+
+def test_prepare_does_the_first_turns_one_time_work_in_a_fresh_process() -> None:
+    """Rule (first call): in a fresh process, ``prepare()`` builds the schemas of the records
+    a turn makes (deferred at import), imports the SDK and works out the client's platform
+    headers, so none of it is left to the first turn."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_PROCESS_PREPARE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.split("] ", 1)[0] + "]" == "[False, False, False, False, False]"
+    assert done.stdout.strip().endswith("[True, True, True, True, True] True True")

@@ -14,7 +14,7 @@ import threading
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.llm_agent import LlmAgent
 from eventide.errors import EventideError
-from eventide.models.base_llm import BaseLlm
+from eventide.models.base_llm import BaseLlm, build_turn_schemas
 
 __all__ = ["ModelsPreparing", "prepare_models_ahead"]
 
@@ -53,8 +53,12 @@ def prepare_models_ahead(root: BaseAgent) -> ModelsPreparing:
     """Start preparing the model of every ``LlmAgent`` of ``root``'s tree.
 
     The models are resolved here, in the calling thread (a model name becomes its
-    connector); only :meth:`BaseLlm.prepare` runs in the background.
+    connector), and the records a turn makes get their schemas here too (about 15 ms):
+    built in the background they could race the event loop building the same ones on first
+    use, which older pydantic releases do not guard against. Only :meth:`BaseLlm.prepare`
+    (the SDK's import and client) runs in the background.
     """
+    build_turn_schemas()
     models: list[BaseLlm] = []
     for agent in root.walk():
         if not isinstance(agent, LlmAgent):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
-__all__ = ["BaseLlm"]
+__all__ = ["BaseLlm", "build_turn_schemas"]
 
 
 class BaseLlm(BaseModel):
@@ -48,8 +48,31 @@ class BaseLlm(BaseModel):
 
         Safe to call from another thread while the event loop runs (``eventide run`` calls
         it in the background while the user types); calling it again does nothing. The
-        default does nothing: a model without set-up work needs none.
+        default builds the validation schemas of the records a turn makes (requests,
+        responses, contents, events), which pydantic otherwise builds on first use, about
+        15 ms into the first turn; a connector adds its own set-up and calls this too.
         """
+        build_turn_schemas()
 
     async def close(self) -> None:
         """Release connections held by the connector."""
+
+
+def build_turn_schemas() -> None:
+    """Build now the pydantic schemas every turn needs (they are deferred so that
+    ``import eventide`` stays fast). Idempotent and safe in another thread: a model whose
+    schema is built already is skipped."""
+    from eventide import types
+    from eventide.events import Event, EventActions
+
+    for record in (
+        LlmRequest,
+        LlmResponse,
+        types.Content,
+        types.Part,
+        types.UsageMetadata,
+        Event,
+        EventActions,
+    ):
+        if not record.__pydantic_complete__:
+            record.model_rebuild()

@@ -243,7 +243,13 @@ class OpenAIProvider(Provider):
         )
 
     def _prepare_client(self, client: Any) -> None:
-        # The default headers hold the platform headers, worked out (and cached) once.
+        # The client's first request works out the platform (OS, architecture) in a worker
+        # thread, starting the event loop's thread pool (about 5 ms); done here instead, as
+        # the client would. The default headers then hold (and cache) the platform headers.
+        if getattr(client, "_platform", False) is None:
+            from openai._base_client import get_platform
+
+            client._platform = get_platform()
         _ = client.default_headers
         self.stream_class()
 

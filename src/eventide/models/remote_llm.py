@@ -92,6 +92,7 @@ class RemoteLlm(BaseLlm):
 
     def prepare(self) -> None:
         """Make the provider's client now (imports its SDK); see :meth:`BaseLlm.prepare`."""
+        super().prepare()
         self.get_provider().prepare()
 
     async def close(self) -> None:
