@@ -240,23 +240,56 @@ asyncio.run(main())
 
 
 RUN_APP = """
+import atexit
 import os
+import time
+
+import httpx
 
 from eventide import LlmAgent, types
 from eventide.models import OpenAIProvider
 from eventide.models.openai_llm import OpenAILlm
 
+exchanges = []
+atexit.register(
+    lambda: open(os.environ["BENCH_HTTP_LOG"], "w").write("\\n".join(map(str, exchanges)))
+)
+
+
+class TimedTransport(httpx.AsyncHTTPTransport):
+    async def handle_async_request(self, request):
+        started = time.perf_counter()
+        response = await super().handle_async_request(request)
+        await response.aread()
+        exchanges.append(time.perf_counter() - started)
+        return response
+
+
+class TimedProvider(OpenAIProvider):
+    def _make_client(self):
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key="x",
+            base_url=self.base_url,
+            max_retries=0,
+            http_client=httpx.AsyncClient(transport=TimedTransport()),
+        )
+
+
 root_agent = LlmAgent(
     name="bench",
-    model=OpenAILlm(model="smollm2", provider=OpenAIProvider.compatible(os.environ["BENCH_URL"])),
+    model=OpenAILlm(model="smollm2", provider=TimedProvider.compatible(os.environ["BENCH_URL"])),
     instruction=os.environ["BENCH_INSTRUCTION"],
     generate_content_config=types.GenerateContentConfig(
         temperature=0, max_output_tokens=int(os.environ["BENCH_MAX_TOKENS"])
     ),
 )
 """
+"""The app ``eventide run`` serves; its HTTP exchanges are timed (written at exit) so that
+the server's time can be taken out of each turn's wall time."""
 
-THINK_SECONDS = 1.0
+THINK_SECONDS = float(os.environ.get("BENCH_THINK_SECONDS", "1.0"))
 """How long the person at ``eventide run`` takes to type a message."""
 
 
@@ -276,6 +309,7 @@ def _eventide_run_turns(url: str, turns: int) -> dict[str, Any] | str:
             "BENCH_URL": url,
             "BENCH_INSTRUCTION": INSTRUCTION,
             "BENCH_MAX_TOKENS": str(MAX_TOKENS),
+            "BENCH_HTTP_LOG": str(Path(scratch) / "http.log"),
             "PYTHONUNBUFFERED": "1",
             "NO_COLOR": "1",
         }
@@ -321,7 +355,11 @@ def _eventide_run_turns(url: str, turns: int) -> dict[str, Any] | str:
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    return {"walls": walls}
+        logged = (Path(scratch) / "http.log").read_text(encoding="utf-8").split()
+        http = [float(seconds) for seconds in logged]
+        if len(http) != len(walls):
+            return f"eventide run made {len(http)} requests in {len(walls)} turns"
+    return {"walls": walls, "http": http}
 
 
 def _run_worker(stack: str, url: str, turns: int) -> dict[str, Any] | str:
@@ -356,9 +394,16 @@ def _run_worker(stack: str, url: str, turns: int) -> dict[str, Any] | str:
 def _run_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     later = [wall for run in runs for wall in run["walls"][1:]]
     first_extra = [run["walls"][0] - statistics.median(run["walls"][1:]) for run in runs]
+    # What eventide run adds: each turn's wall time (message sent to next prompt) minus its
+    # HTTP exchange; the first turn's minus the later turns' median, per process.
+    added = [[wall - http for wall, http in zip(r["walls"], r["http"], strict=True)] for r in runs]
     return {
         "turn_wall_median_ms": round(statistics.median(later) * 1000, 1),
-        "first_turn_extra_ms": round(statistics.median(first_extra) * 1000, 1),
+        "first_turn_wall_extra_ms": round(statistics.median(first_extra) * 1000, 1),
+        "median_ms": round(statistics.median(a for run in added for a in run[1:]) * 1000, 3),
+        "first_turn_extra_ms": round(
+            statistics.median(run[0] - statistics.median(run[1:]) for run in added) * 1000, 1
+        ),
         "think_seconds": THINK_SECONDS,
     }
 
@@ -369,6 +414,11 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     first_extra = [
         run["turns"][0][0] - statistics.median(r[0] for r in run["turns"][1:]) for run in runs
     ]
+    # The server's share of a first turn (a new conversation's prompt to evaluate), which
+    # eventide_run's wall times include.
+    first_http = [
+        run["turns"][0][1] - statistics.median(r[1] for r in run["turns"][1:]) for run in runs
+    ]
     quartiles = statistics.quantiles(later, n=4)
     summary: dict[str, Any] = {
         "median_ms": round(median * 1000, 3),
@@ -378,6 +428,7 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
             statistics.median(row[1] for run in runs for row in run["turns"][1:]) * 1000, 3
         ),
         "first_turn_extra_ms": round(statistics.median(first_extra) * 1000, 1),
+        "first_http_extra_ms": round(statistics.median(first_http) * 1000, 1),
         "sent": runs[-1]["sent"],
     }
     if "prepare_ms" in runs[-1]:
@@ -391,6 +442,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-adk", action="store_true")
+    parser.add_argument("--stacks", help="comma-separated stacks to run (default: all)")
     parser.add_argument("--worker", nargs=3, metavar=("STACK", "URL", "TURNS"))
     args = parser.parse_args()
     if args.worker:
@@ -411,6 +463,8 @@ def main() -> int:
         return 2
     stacks = ["sdk", "sdk_post", "eventide", "eventide_prepared", "eventide_run"]
     stacks += [] if args.no_adk else ["adk"]
+    if args.stacks:
+        stacks = [stack for stack in stacks if stack in args.stacks.split(",")]
     runs: dict[str, list[dict[str, Any]]] = {stack: [] for stack in stacks}
     skipped: dict[str, str] = {}
     with llama_server(model) as url:
@@ -436,11 +490,11 @@ def main() -> int:
             summarize = _run_summary if stack == "eventide_run" else _summary
             results[stack] = summarize(runs[stack])
     for floor in ("sdk", "sdk_post"):
-        if "median_ms" in results["eventide"] and "median_ms" in results[floor]:
+        if "median_ms" in results.get("eventide", {}) and "median_ms" in results.get(floor, {}):
             results[f"eventide_minus_{floor}_ms"] = round(
                 results["eventide"]["median_ms"] - results[floor]["median_ms"], 3
             )
-    if "median_ms" in results.get("adk", {}) and "median_ms" in results["eventide"]:
+    if "median_ms" in results.get("adk", {}) and "median_ms" in results.get("eventide", {}):
         results["adk_over_eventide"] = round(
             results["adk"]["median_ms"] / results["eventide"]["median_ms"], 1
         )
