@@ -11,6 +11,12 @@ A resumable invocation writes small markers into its own events:
 - a long-running tool that returned no initial result commits an event (no content) with
   ``custom_metadata["eventide_waiting"] = [call ids]``: those calls ran and wait for the
   user's answer, and resuming does not run them again;
+- when one model response asks for several tools, each call that finishes commits a record
+  at once, while its siblings still run: an event (no content) whose actions carry the
+  call's state and artifact deltas and whose ``custom_metadata["eventide_call"]`` holds the
+  call's id, name, response (None: a long-running tool that returned nothing) and its other
+  actions. The event answering all the calls comes after the records (its actions without
+  the deltas the records committed); resuming runs only the calls without a record;
 - a ``SequentialAgent`` or ``LoopAgent`` commits ``actions.agent_state =
   {"current_sub_agent": name}`` (a loop adds ``"times_looped"``) before each step, a
   ``ParallelAgent`` ``actions.agent_state = {}`` before it fans out;
@@ -30,6 +36,7 @@ from eventide.events import Event
 
 __all__ = [
     "ANSWERED",
+    "CALL_KEY",
     "ENDED",
     "FINISHED",
     "INVOCATION_KEY",
@@ -50,6 +57,7 @@ FINISHED = "finished"
 ENDED = "ended"
 ANSWERED = "answered"
 WAITING_KEY = "eventide_waiting"
+CALL_KEY = "eventide_call"
 
 
 def invocation_mark(event: Event) -> str | None:
