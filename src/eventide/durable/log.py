@@ -42,6 +42,7 @@ __all__ = [
     "INVOCATION_KEY",
     "STARTED",
     "WAITING_KEY",
+    "WARNING_KEY",
     "AgentProgress",
     "ResumeScope",
     "invocation_mark",
@@ -58,6 +59,8 @@ ENDED = "ended"
 ANSWERED = "answered"
 WAITING_KEY = "eventide_waiting"
 CALL_KEY = "eventide_call"
+# A warning the runtime commits between turns (e.g. a compaction whose summarizer failed).
+WARNING_KEY = "eventide_warning"
 
 
 def invocation_mark(event: Event) -> str | None:
@@ -88,9 +91,13 @@ def waiting_calls(event: Event) -> set[str]:
 
 
 def is_log_maintenance(event: Event) -> bool:
-    """A rewind or a compaction: written to the log between turns, never part of one."""
+    """A rewind, a compaction or a runtime warning (a compaction that failed): written to
+    the log between turns, never part of one."""
     actions = event.actions
-    return actions.rewind_before_invocation_id is not None or actions.compaction is not None
+    if actions.rewind_before_invocation_id is not None or actions.compaction is not None:
+        return True
+    metadata = event.custom_metadata
+    return bool(metadata) and WARNING_KEY in metadata
 
 
 def on_branch(event_branch: str | None, branch: str | None) -> bool:
