@@ -18,7 +18,11 @@ from eventide import (
     types,
 )
 from eventide.durable.log import FINISHED, invocation_mark
-from eventide.history.compaction import BaseEventsSummarizer, EventsCompactionConfig
+from eventide.history.compaction import (
+    BaseEventsSummarizer,
+    EventsCompactionConfig,
+    compact_if_due,
+)
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.plugins.base_plugin import BasePlugin
@@ -196,31 +200,68 @@ async def test_a_turn_after_a_compaction_resumes_with_the_summary() -> None:
     assert summarizer.calls == 2  # the resumed invocation was compacted after it finished
 
 
-async def test_a_failed_compaction_does_not_hide_the_paused_invocation(tmp_path: Path) -> None:
-    """Issue 17 with issue 18: a compaction whose summarizer fails commits a warning event
-    after the paused invocation; that warning is not a turn, so the user's answer still
-    continues the paused invocation, and resume_unfinished still finds a failed one."""
+async def test_a_failed_compaction_warning_is_not_a_turn(tmp_path: Path) -> None:
+    """Issue 17 with issue 18: the warning event a failing summarizer's compaction commits
+    (here right after a paused invocation) is not a turn, so the user's answer still
+    continues the paused invocation (it started a new invocation before the fix)."""
+    runner = Runner(
+        app=paused_app.build_app(Probe(tmp_path / "ledger")),
+        session_service=InMemorySessionService(),
+    )
+    service = runner.session_service
+    session = await service.create_session(app_name="paused_app", user_id="u")
+    await _send(runner, session.id, "go")
+    stored = await service.get_session(app_name="paused_app", user_id="u", session_id=session.id)
+    assert stored is not None
+    paused_id = stored.events[0].invocation_id
+    config = EventsCompactionConfig(compaction_interval=1)
+    warning = await compact_if_due(stored.events, config, _Summary(fail=True))
+    assert warning is not None
+    assert (warning.custom_metadata or {}).get("eventide_warning") == "compaction_failed"
+    await service.append_event(stored, warning)
+    approval = paused_app.answer_for("approve", stored.events)
+    answered = await _send(runner, session.id, approval)
+    assert answered and {e.invocation_id for e in answered} == {paused_id}
+
+
+async def test_a_paused_invocation_is_compacted_only_once_answered(tmp_path: Path) -> None:
+    """Issue 17 with issue 18: an invocation that paused for the user is not compacted
+    while it waits (the summary would hide the call the answer responds to, and the model
+    would get a response without its call); the model sees the call with the answer, and
+    the compaction follows the continued invocation."""
     probe = Probe(tmp_path / "ledger")
     app = paused_app.build_app(probe)
+    clerk = app.root_agent.sub_agents[0]
+    assert isinstance(clerk, LlmAgent) and isinstance(clerk.model, FunctionModel)
+    requests: list[list[str]] = []
+    answer = clerk.model.function
+
+    def spy(request: LlmRequest) -> LlmResponse:
+        requests.append(_texts(request))
+        return answer(request)
+
+    clerk.model.function = spy
+    summarizer = _Summary()
     app = App(
         name=app.name,
         root_agent=app.root_agent,
         plugins=app.plugins,
         resumability_config=app.resumability_config,
         events_compaction_config=EventsCompactionConfig(
-            compaction_interval=1, summarizer=_Summary(fail=True)
+            compaction_interval=1, summarizer=summarizer
         ),
     )
     service = InMemorySessionService()
     runner = Runner(app=app, session_service=service)
     session = await service.create_session(app_name="paused_app", user_id="u")
-    go = await _send(runner, session.id, "go")
-    warning = go[-1]
-    assert (warning.custom_metadata or {}).get("eventide_warning") == "compaction_failed"
+    await _send(runner, session.id, "go")
+    assert summarizer.calls == 0
     stored = await service.get_session(app_name="paused_app", user_id="u", session_id=session.id)
     assert stored is not None
-    paused_id = stored.events[0].invocation_id
-    approval = paused_app.answer_for("approve", stored.events)
-    answered = await _send(runner, session.id, approval)
-    turn = [e for e in answered if not (e.custom_metadata or {}).get("eventide_warning")]
-    assert turn and {e.invocation_id for e in turn} == {paused_id}
+    await _send(runner, session.id, paused_app.answer_for("approve", stored.events))
+    assert requests[1] == ["user: go", "call request_approval", "response request_approval"]
+    assert summarizer.calls == 0  # paused again, for the refund's confirmation
+    stored = await service.get_session(app_name="paused_app", user_id="u", session_id=session.id)
+    assert stored is not None
+    await _send(runner, session.id, paused_app.answer_for("confirm", stored.events))
+    assert summarizer.calls == 1
