@@ -89,6 +89,45 @@ async def test_rewind_before_the_first_invocation_clears_what_it_created(stores:
     assert await load_text(stores, "notes.txt", 2) == "three"
 
 
+async def test_rewind_to_the_first_invocation_restores_the_state_given_at_create(
+    stores: Stores,
+) -> None:
+    """Rule: the value "before" an invocation starts from the state the session was created
+    with, so a key set only at ``create_session`` and overwritten later comes back with its
+    initial value, not None; a key the turns never touched is left alone."""
+    runner, _ = make_runner(stores)
+    await stores.sessions.create_session(
+        app_name=stores.app,
+        user_id=stores.user,
+        session_id="s",
+        state={"last": "initial", "untouched": [1, 2], "temp:scratch": "never stored"},
+    )
+    first = await turn(runner, stores.user, "s", "one")
+    await turn(runner, stores.user, "s", "two")
+    assert await stores.sessions.get_initial_state(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    ) == {"last": "initial", "untouched": [1, 2]}
+
+    rewind = await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=first[0].invocation_id
+    )
+
+    assert rewind.actions.state_delta["last"] == "initial"
+    assert "untouched" not in rewind.actions.state_delta
+    session = await stores.sessions.get_session(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    )
+    assert session is not None
+    assert session.state["last"] == "initial"
+    assert session.state["untouched"] == [1, 2]
+    assert (
+        await stores.sessions.get_initial_state(
+            app_name=stores.app, user_id=stores.user, session_id="missing"
+        )
+        is None
+    )
+
+
 async def test_a_turn_after_a_rewind_does_not_see_the_rewound_turns(stores: Stores) -> None:
     """Rule: later turns (and the model's contents) do not see the rewound events."""
     invocations, _ = await three_turns(stores)

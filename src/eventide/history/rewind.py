@@ -9,9 +9,11 @@
 - ``state_delta``: every state key those events changed, set back to the value it had before
   them (``None`` when it had none). This covers the session's keys and the shared ``app:``
   and ``user:`` keys this session changed; ``temp:`` keys are never stored, so there is
-  nothing to restore. The value "before" is read from this session's own log: a shared key
-  another session changed meanwhile is set back to the value this session last wrote, and a
-  key set only at ``create_session`` and then overwritten comes back as ``None``.
+  nothing to restore. The value "before" is read from this session's own log, starting
+  from the state the session was created with (``get_initial_state``): a key set at
+  ``create_session`` and overwritten later comes back with its initial value (``None`` only
+  for a session whose initial state was never recorded). A shared key another session
+  changed meanwhile is set back to the value this session last wrote.
 - ``artifact_delta``: every artifact those events saved, with the version that now holds its
   earlier content: the old version is saved again as a new version (no version is ever
   deleted). An artifact that did not exist before gets an empty version.
@@ -104,14 +106,21 @@ def find_turn(events: Sequence[Event], target: str) -> Turn:
     )
 
 
-def restore_point(events: Sequence[Event], position: int) -> RestorePoint:
-    """What ``events[position:]`` changed, with the values and versions from before them."""
+def restore_point(
+    events: Sequence[Event], position: int, initial_state: dict[str, Any] | None = None
+) -> RestorePoint:
+    """What ``events[position:]`` changed, with the values and versions from before them.
+
+    ``initial_state`` is the state the session was created with: a key no earlier event
+    wrote had that value before (None when it is not given or lacks the key).
+    """
     changed_keys: set[str] = set()
     changed_files: set[str] = set()
     for event in events[position:]:
         changed_keys.update(event.actions.state_delta)
         changed_files.update(event.actions.artifact_delta)
-    state: dict[str, Any] = dict.fromkeys(changed_keys)
+    initial = initial_state or {}
+    state: dict[str, Any] = {key: initial.get(key) for key in changed_keys}
     artifacts: dict[str, int | None] = dict.fromkeys(changed_files)
     for event in events[:position]:
         actions = event.actions
@@ -179,7 +188,10 @@ async def rewind_session(
     if session is None:
         raise SessionNotFoundError(app_name=app_name, user_id=user_id, session_id=session_id)
     position = find_invocation(session, rewind_before_invocation_id)
-    point = restore_point(session.events, position)
+    initial = await session_service.get_initial_state(
+        app_name=app_name, user_id=user_id, session_id=session_id
+    )
+    point = restore_point(session.events, position, initial)
     if point.artifacts and artifact_service is None:
         raise UsageError(
             f"Rewinding session {session_id!r} restores artifacts "
