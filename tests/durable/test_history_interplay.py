@@ -238,7 +238,9 @@ async def test_a_paused_invocation_is_compacted_only_once_answered(tmp_path: Pat
 
     def spy(request: LlmRequest) -> LlmResponse:
         requests.append(_texts(request))
-        return answer(request)
+        response = answer(request)
+        assert isinstance(response, LlmResponse)
+        return response
 
     clerk.model.function = spy
     summarizer = _Summary()

@@ -97,7 +97,7 @@ def is_log_maintenance(event: Event) -> bool:
     if actions.rewind_before_invocation_id is not None or actions.compaction is not None:
         return True
     metadata = event.custom_metadata
-    return bool(metadata) and WARNING_KEY in metadata
+    return metadata is not None and WARNING_KEY in metadata
 
 
 def on_branch(event_branch: str | None, branch: str | None) -> bool:
