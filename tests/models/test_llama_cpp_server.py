@@ -241,6 +241,48 @@ async def test_faults_end_in_error_events_and_the_session_continues(server_url: 
     assert [kind_of(e)[0] for e in after] == ["call", "response", "text"]
 
 
+def get_time(city: Literal["Paris", "Oslo"]) -> dict[str, Any]:
+    """Current local time of a city."""
+    return {"city": city, "time": "12:00"}
+
+
+async def test_tool_choices_the_server_cannot_do_end_in_errors_and_the_session_continues(
+    server_url: str,
+) -> None:
+    """llama.cpp's ``chatml-function-calling`` handler knows ``tool_choice`` "none", "auto"
+    and one named function. Several allowed functions (``allowed_tools``) is a 500 whose
+    body is pydantic's validation error list: reported at once, not retried. "required"
+    with several tools is a 500 that says nothing (an assertion fails in the handler): a
+    5xx without a validation body may be transient, so it is retried, then reported. Either
+    way the turn ends in an error event and the next turn of the session works."""
+    recorder = Recorder("ANY", ["get_weather", "get_time"])
+    agent = LlmAgent(
+        name="weather",
+        model=local_llm(server_url, max_retries=1),
+        instruction="Use the tools to answer questions about the weather and the time.",
+        tools=[get_weather, get_time],
+        generate_content_config=types.GenerateContentConfig(temperature=0, max_output_tokens=24),
+        before_model_callback=recorder,
+    )
+    runner, session_id = await start(agent)
+
+    several = await turn(runner, session_id, "Weather and time in Paris?")
+    assert [kind_of(e) for e in several] == [("error", "500")], describe(several)
+    assert "validation error" in (several[0].error_message or "")
+    assert "retries" not in (several[0].error_message or "")
+
+    recorder.names = None
+    required = await turn(runner, session_id, "Weather and time in Paris?")
+    assert [kind_of(e) for e in required] == [("error", "500")], describe(required)
+    assert "(after 1 retries)" in (required[0].error_message or "")
+
+    recorder.names = ["get_weather"]
+    after = await turn(runner, session_id, "Weather in Oslo?")
+    await runner.close()
+    await close_model(agent)
+    assert [kind_of(e)[0] for e in after] == ["call", "response", "text"], describe(after)
+
+
 async def test_unreachable_server_is_a_connection_error() -> None:
     """A server that is not running: CONNECTION_ERROR after the retries, no exception."""
     llm = local_llm("http://127.0.0.1:9/v1", max_retries=1)
