@@ -8,12 +8,20 @@ from __future__ import annotations
 import base64
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from eventide.server import create_app
 from tests.server.harness import ThreadedServer
+
+_ECHO_AGENT = """
+from eventide import LlmAgent
+from eventide.testing import ScriptedModel
+
+root_agent = LlmAgent(name="echo", model=ScriptedModel(responses=[]), instruction="echo")
+"""
 
 
 def _session(client: httpx.Client, app: str = "tools", **body: object) -> tuple[str, str]:
@@ -43,6 +51,31 @@ def test_version_app_info_and_ui_config(client: httpx.Client) -> None:
         "telemetry": None,
     }
     assert client.get("/config/telemetry").json() == {"telemetry": None}
+
+
+def test_telemetry_consent_is_asked_once_and_remembered(tmp_path: Path) -> None:
+    """As `adk web`: no answer until the UI posts one (with its security header), then the
+    answer, kept in the apps folder so a restarted server does not ask again; a post without
+    the header or with a non-boolean answer is refused and stores nothing."""
+    app_dir = tmp_path / "hello"
+    app_dir.mkdir()
+    (app_dir / "agent.py").write_text(_ECHO_AGENT)
+    header = {"x-adk-telemetry-request": "true"}
+    with ThreadedServer(create_app(apps_dir=tmp_path)) as server:
+        with httpx.Client(base_url=server.url) as client:
+            assert client.get("/config/telemetry").json() == {"telemetry": None}
+            refused = client.post("/config/telemetry", json={"telemetry": False})
+            assert refused.status_code == 400
+            assert "x-adk-telemetry-request" in refused.json()["detail"]
+            wrong = client.post("/config/telemetry", json={"telemetry": "no"}, headers=header)
+            assert wrong.status_code == 422
+            assert client.get("/config/telemetry").json() == {"telemetry": None}
+            answered = client.post("/config/telemetry", json={"telemetry": False}, headers=header)
+            assert answered.json() == {"telemetry": False}
+            assert client.get("/config/telemetry").json() == {"telemetry": False}
+    with ThreadedServer(create_app(apps_dir=tmp_path)) as server:
+        with httpx.Client(base_url=server.url) as client:
+            assert client.get("/config/telemetry").json() == {"telemetry": False}
 
 
 def test_app_info_lists_function_declarations_in_camel_case() -> None:

@@ -38,6 +38,7 @@ from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.run_routes import InflightTurns, add_run_routes
 from eventide.server.session_routes import add_session_routes
+from eventide.server.telemetry_consent import TelemetryConsent, add_telemetry_consent_routes
 from eventide.server.trace_store import TraceStore, build_trace_recording
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
@@ -195,6 +196,8 @@ def create_app(
     add_history_routes(api, registry)
     add_eval_routes(api, registry)
     add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
+    consent_file = folder / ".eventide" / "ui-config.json" if folder is not None else None
+    add_telemetry_consent_routes(api, TelemetryConsent(consent_file))
 
     open_prefixes: tuple[str, ...] = ()
     if web or adk_ui is not None:
