@@ -434,9 +434,10 @@ class Runner:
     async def rewind_async(
         self, *, user_id: str, session_id: str, rewind_before_invocation_id: str
     ) -> Event:
-        """Rewind the session to before an invocation: append an event that restores state
-        and artifacts to what they were then; the later turns stay in the log but no longer
-        reach the model (see :mod:`eventide.history.rewind`).
+        """Rewind the session to before an invocation: append an event that restores the
+        session's state and artifacts to what they were then (shared ``app:``/``user:`` data
+        is left as it is); the later turns stay in the log but no longer reach the model (see
+        :mod:`eventide.history.rewind`).
 
         Returns:
             The committed rewind event.

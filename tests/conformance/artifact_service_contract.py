@@ -12,7 +12,7 @@ from typing import TypedDict
 import pytest
 
 from eventide import types
-from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.artifacts.base_artifact_service import BaseArtifactService, tombstone
 from eventide.errors import InvalidArtifactNameError
 
 APP = "app"
@@ -72,6 +72,33 @@ class ArtifactServiceContract:
         assert await load(**WHERE, filename="report.txt", version=-1) is None
         assert await load(**WHERE, filename="missing.txt") is None
         assert await load(**WHERE, filename="missing.txt", version=0) is None
+
+    async def test_a_tombstone_version_makes_the_file_absent_keeping_its_history(
+        self, artifact_service: BaseArtifactService
+    ) -> None:
+        """Rule (rewind of an artifact that did not exist): a version holding a tombstone
+        loads as absent, latest or by number, and the file leaves ``list_artifact_keys``;
+        ``list_versions`` keeps every version, earlier ones stay readable, and a later save
+        makes the file present again."""
+        load = artifact_service.load_artifact
+        for name in ("draft.txt", "user:draft.txt"):
+            await save(artifact_service, name, text("v0"))
+            assert await save(artifact_service, name, tombstone()) == 1
+            assert await load(**WHERE, filename=name) is None
+            assert await load(**WHERE, filename=name, version=1) is None
+            assert await load(**WHERE, filename=name, version=0) == text("v0")
+            assert await artifact_service.list_versions(**WHERE, filename=name) == [0, 1]
+        await save(artifact_service, "kept.txt", text("k"))
+        assert await artifact_service.list_artifact_keys(**WHERE) == ["kept.txt"]
+
+        assert await save(artifact_service, "draft.txt", text("back")) == 2
+        assert await load(**WHERE, filename="draft.txt") == text("back")
+        assert await load(**WHERE, filename="draft.txt", version=1) is None
+        assert await artifact_service.list_artifact_keys(**WHERE) == ["draft.txt", "kept.txt"]
+        # Only the reserved marker is a tombstone: other empty parts are ordinary versions.
+        empty = types.Part(inline_data=types.Blob(mime_type="application/octet-stream", data=b""))
+        await save(artifact_service, "empty.bin", empty)
+        assert await load(**WHERE, filename="empty.bin") == empty
 
     async def test_versions_of_missing_file_are_empty(
         self, artifact_service: BaseArtifactService

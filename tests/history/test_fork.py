@@ -7,6 +7,7 @@ import pytest
 
 from eventide.errors import EventNotFoundError, UsageError
 from eventide.events import Event
+from tests.conformance.artifact_service_contract import Where
 from tests.history.conftest import Stores
 from tests.history.helpers import conversation, make_runner, turn
 
@@ -56,6 +57,8 @@ async def test_fork_copies_events_state_and_artifact_versions_up_to_the_event(
     assert stored.events[2].actions.artifact_delta == source.events[2].actions.artifact_delta
     assert stored.state["kept"] == 1
     assert stored.state["last"] == "one"
+    assert stored.state["eventide:forked_from"] == {"session_id": "src", "event_id": cut.id}
+    assert "eventide:forked_from" not in source.state
     # Shared scopes are not copied back in time: they are the app's and the user's.
     assert stored.state["app:last"] == "three"
     assert stored.state["user:last"] == "three"
@@ -68,6 +71,84 @@ async def test_fork_copies_events_state_and_artifact_versions_up_to_the_event(
     assert part is not None and part.text == "one"
     assert len(source.events) == sum(len(t) + 1 for t in turns)
     assert source.state["last"] == "three"
+
+
+async def test_fork_starts_from_the_sources_initial_state_so_rewinds_in_it_match(
+    stores: Stores,
+) -> None:
+    """Rule: the fork is created with the source's initial state (plus
+    ``eventide:forked_from``) and the copied events are replayed onto it, so rewinding the
+    fork to its first turn restores the values given at the source's ``create_session``."""
+    runner, _ = make_runner(stores)
+    await stores.sessions.create_session(
+        app_name=stores.app,
+        user_id=stores.user,
+        session_id="src",
+        state={"last": "initial", "app:setting": "x"},
+    )
+    first = await turn(runner, stores.user, "src", "one")
+    await turn(runner, stores.user, "src", "two")
+
+    fork = await runner.fork_session_async(user_id=stores.user, session_id="src")
+    source = await stores.sessions.get_session(
+        app_name=stores.app, user_id=stores.user, session_id="src"
+    )
+    assert source is not None
+    assert fork.state["last"] == "two"
+    assert await stores.sessions.get_initial_state(
+        app_name=stores.app, user_id=stores.user, session_id=fork.id
+    ) == {
+        "last": "initial",
+        "eventide:forked_from": {"session_id": "src", "event_id": source.events[-1].id},
+    }
+
+    await runner.rewind_async(
+        user_id=stores.user, session_id=fork.id, rewind_before_invocation_id=first[0].invocation_id
+    )
+    forked = await stores.sessions.get_session(
+        app_name=stores.app, user_id=stores.user, session_id=fork.id
+    )
+    assert forked is not None
+    assert forked.state["last"] == "initial"
+    assert forked.state["app:setting"] == "x"
+    assert forked.state["eventide:forked_from"]["session_id"] == "src"
+
+
+async def test_fork_copies_tombstones_as_tombstones_and_shares_user_artifacts(
+    stores: Stores,
+) -> None:
+    """Rule: artifact versions are copied by number, a tombstone (a rewound artifact that
+    did not exist before) stays a tombstone in the fork; ``user:`` artifacts are the
+    user's, shared by both sessions, and not copied."""
+    turns = await source_with_three_turns(stores)
+    runner, _ = make_runner(stores)
+    await runner.rewind_async(
+        user_id=stores.user, session_id="src", rewind_before_invocation_id=turns[0][0].invocation_id
+    )
+
+    fork = await runner.fork_session_async(user_id=stores.user, session_id="src")
+
+    def where(session_id: str) -> Where:
+        return {"app_name": stores.app, "user_id": stores.user, "session_id": session_id}
+
+    artifacts = stores.artifacts
+    assert await artifacts.list_versions(**where(fork.id), filename="notes.txt") == [0, 1, 2, 3]
+    assert await artifacts.load_artifact(**where(fork.id), filename="notes.txt") is None
+    texts = [
+        await artifacts.load_artifact(**where(fork.id), filename="notes.txt", version=v)
+        for v in range(3)
+    ]
+    assert [t.text if t else None for t in texts] == ["one", "two", "three"]
+    assert await artifacts.list_artifact_keys(**where(fork.id)) == ["user:profile.txt"]
+    # One user: file, seen from both sessions; saving it from the fork is seen by the source.
+    assert await artifacts.list_versions(**where(fork.id), filename="user:profile.txt") == [
+        0,
+        1,
+        2,
+    ]
+    await turn(runner, stores.user, fork.id, "alt")
+    shared = await artifacts.load_artifact(**where("src"), filename="user:profile.txt")
+    assert shared is not None and shared.text == "alt"
 
 
 async def test_fork_then_diverge(stores: Stores) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from eventide import types
 from eventide.errors import InvocationNotFoundError, SessionNotFoundError
 from tests.history.conftest import Stores
 from tests.history.helpers import conversation, make_runner, turn
@@ -33,10 +32,12 @@ async def load_text(stores: Stores, filename: str, version: int | None = None) -
     return None if part is None else part.text
 
 
-async def test_rewind_restores_every_scope_and_artifacts_keeping_the_log(stores: Stores) -> None:
-    """Rule: a rewind appends one event restoring session, ``app:`` and ``user:`` state and
-    artifact versions to before the invocation; ``temp:`` is never stored; no event is
-    deleted and no artifact version is lost."""
+async def test_rewind_restores_the_sessions_state_and_artifacts_keeping_the_log(
+    stores: Stores,
+) -> None:
+    """Rule: a rewind appends one event restoring the session's own state and artifact
+    versions to before the invocation; ``temp:`` is never stored; no event is deleted and no
+    artifact version is lost."""
     invocations, count = await three_turns(stores)
     runner, _ = make_runner(stores)
 
@@ -48,8 +49,8 @@ async def test_rewind_restores_every_scope_and_artifacts_keeping_the_log(stores:
     assert rewind.invocation_id not in invocations
     assert rewind.content is None
     assert rewind.actions.rewind_before_invocation_id == invocations[1]
-    assert rewind.actions.state_delta == {"last": "one", "app:last": "one", "user:last": "one"}
-    assert rewind.actions.artifact_delta == {"notes.txt": 3, "user:profile.txt": 3}
+    assert rewind.actions.state_delta == {"last": "one"}
+    assert rewind.actions.artifact_delta == {"notes.txt": 3}
     session = await stores.sessions.get_session(
         app_name=stores.app, user_id=stores.user, session_id="s"
     )
@@ -57,22 +58,51 @@ async def test_rewind_restores_every_scope_and_artifacts_keeping_the_log(stores:
     assert len(session.events) == count + 1
     assert session.events[-1].id == rewind.id
     assert session.events[-1].actions.rewind_before_invocation_id == invocations[1]
-    assert {k: v for k, v in session.state.items() if "last" in k} == {
-        "last": "one",
-        "app:last": "one",
-        "user:last": "one",
-    }
-    for name in ("notes.txt", "user:profile.txt"):
-        assert await stores.artifacts.list_versions(
-            app_name=stores.app, user_id=stores.user, session_id="s", filename=name
-        ) == [0, 1, 2, 3]
-        assert await load_text(stores, name) == "one"
-        assert [await load_text(stores, name, v) for v in range(3)] == ["one", "two", "three"]
+    assert session.state["last"] == "one"
+    assert "temp:last" not in session.state
+    assert await stores.artifacts.list_versions(
+        app_name=stores.app, user_id=stores.user, session_id="s", filename="notes.txt"
+    ) == [0, 1, 2, 3]
+    assert await load_text(stores, "notes.txt") == "one"
+    assert [await load_text(stores, "notes.txt", v) for v in range(3)] == ["one", "two", "three"]
+
+
+async def test_rewind_leaves_shared_app_and_user_data_as_it_is(stores: Stores) -> None:
+    """Rule (shared scopes, as google-adk 2.13): ``app:`` and ``user:`` state and ``user:``
+    artifacts belong to every session of the app or user, so a rewind of one session leaves
+    them as they are, whether this session or another one wrote them last."""
+    invocations, _ = await three_turns(stores)
+    runner, _ = make_runner(stores)
+    await stores.sessions.create_session(
+        app_name=stores.app, user_id=stores.user, session_id="other"
+    )
+    await turn(runner, stores.user, "other", "elsewhere")
+
+    rewind = await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[1]
+    )
+
+    assert not any(k.startswith(("app:", "user:")) for k in rewind.actions.state_delta)
+    assert "user:profile.txt" not in rewind.actions.artifact_delta
+    for session_id in ("s", "other"):
+        session = await stores.sessions.get_session(
+            app_name=stores.app, user_id=stores.user, session_id=session_id
+        )
+        assert session is not None
+        assert (session.state["app:last"], session.state["user:last"]) == (
+            "elsewhere",
+            "elsewhere",
+        )
+    assert await load_text(stores, "user:profile.txt") == "elsewhere"
+    assert await stores.artifacts.list_versions(
+        app_name=stores.app, user_id=stores.user, session_id="s", filename="user:profile.txt"
+    ) == [0, 1, 2, 3]
 
 
 async def test_rewind_before_the_first_invocation_clears_what_it_created(stores: Stores) -> None:
-    """Rule: keys and artifacts that did not exist before the invocation are set to None and
-    to an empty version (earlier versions stay readable)."""
+    """Rule: keys that did not exist before the invocation are set to None; an artifact that
+    did not exist gets a tombstone version: it loads as absent and is no longer listed,
+    while its earlier versions stay readable."""
     invocations, _ = await three_turns(stores)
     runner, _ = make_runner(stores)
 
@@ -80,13 +110,60 @@ async def test_rewind_before_the_first_invocation_clears_what_it_created(stores:
         user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[0]
     )
 
-    assert rewind.actions.state_delta == {"last": None, "app:last": None, "user:last": None}
-    assert rewind.actions.artifact_delta == {"notes.txt": 3, "user:profile.txt": 3}
-    part = await stores.artifacts.load_artifact(
-        app_name=stores.app, user_id=stores.user, session_id="s", filename="notes.txt"
-    )
-    assert part == types.Part()
+    assert rewind.actions.state_delta == {"last": None}
+    assert rewind.actions.artifact_delta == {"notes.txt": 3}
+    assert await load_text(stores, "notes.txt") is None
+    assert await load_text(stores, "notes.txt", 3) is None
     assert await load_text(stores, "notes.txt", 2) == "three"
+    assert await stores.artifacts.list_artifact_keys(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    ) == ["user:profile.txt"]
+
+    # A turn after the rewind saves the file again: it is back, as a new version.
+    await turn(runner, stores.user, "s", "four")
+    assert await load_text(stores, "notes.txt") == "four"
+    assert await stores.artifacts.list_versions(
+        app_name=stores.app, user_id=stores.user, session_id="s", filename="notes.txt"
+    ) == [0, 1, 2, 3, 4]
+
+
+async def test_rewind_to_the_first_invocation_restores_the_state_given_at_create(
+    stores: Stores,
+) -> None:
+    """Rule: the value "before" an invocation starts from the state the session was created
+    with, so a key set only at ``create_session`` and overwritten later comes back with its
+    initial value, not None; a key the turns never touched is left alone."""
+    runner, _ = make_runner(stores)
+    await stores.sessions.create_session(
+        app_name=stores.app,
+        user_id=stores.user,
+        session_id="s",
+        state={"last": "initial", "untouched": [1, 2], "temp:scratch": "never stored"},
+    )
+    first = await turn(runner, stores.user, "s", "one")
+    await turn(runner, stores.user, "s", "two")
+    assert await stores.sessions.get_initial_state(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    ) == {"last": "initial", "untouched": [1, 2]}
+
+    rewind = await runner.rewind_async(
+        user_id=stores.user, session_id="s", rewind_before_invocation_id=first[0].invocation_id
+    )
+
+    assert rewind.actions.state_delta["last"] == "initial"
+    assert "untouched" not in rewind.actions.state_delta
+    session = await stores.sessions.get_session(
+        app_name=stores.app, user_id=stores.user, session_id="s"
+    )
+    assert session is not None
+    assert session.state["last"] == "initial"
+    assert session.state["untouched"] == [1, 2]
+    assert (
+        await stores.sessions.get_initial_state(
+            app_name=stores.app, user_id=stores.user, session_id="missing"
+        )
+        is None
+    )
 
 
 async def test_a_turn_after_a_rewind_does_not_see_the_rewound_turns(stores: Stores) -> None:
@@ -129,7 +206,7 @@ async def test_two_rewinds_in_a_row_and_a_rewind_of_a_rewound_invocation(stores:
     second = await runner.rewind_async(
         user_id=stores.user, session_id="s", rewind_before_invocation_id=invocations[1]
     )
-    assert second.actions.state_delta == {"last": "one", "app:last": "one", "user:last": "one"}
+    assert second.actions.state_delta == {"last": "one"}
     await turn(runner, stores.user, "s", "four")
     assert [what for _, what in conversation(model.requests[0])][:4] == [
         "one",

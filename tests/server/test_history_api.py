@@ -68,11 +68,7 @@ def test_turns_then_rewind_then_a_new_turn(client: httpx.Client) -> None:
     event = response.json()
     assert event["author"] == "user"
     assert event["actions"]["rewindBeforeInvocationId"] == turns[1]["invocationId"]
-    assert event["actions"]["stateDelta"] == {
-        "last": "one",
-        "app:last": "one",
-        "user:last": "one",
-    }
+    assert event["actions"]["stateDelta"] == {"last": "one"}
     session = client.get(url).json()
     assert session["state"]["last"] == "one"
     assert len(session["events"]) == 13
@@ -117,6 +113,7 @@ def test_fork_then_diverge(client: httpx.Client) -> None:
     assert fork["id"] == "alt"
     assert [e["id"] for e in fork["events"]] == [e["id"] for e in source_events[:4]]
     assert fork["state"]["last"] == "one"
+    assert fork["state"]["eventide:forked_from"] == {"session_id": sid, "event_id": cut}
     run_turn(client, user, "alt", "branch")
     assert client.get(SESSIONS.format(user=user) + "/alt").json()["state"]["last"] == "branch"
     assert client.get(url).json()["state"]["last"] == "three"

@@ -1,4 +1,5 @@
-"""Schema migrations: a version-1 database, written by hand, upgrades with its data kept."""
+"""Schema migrations: version-1 and version-2 databases, written by hand, upgrade with their
+data kept."""
 
 from __future__ import annotations
 
@@ -44,6 +45,17 @@ V1_POSTGRES = [
 ]
 
 
+# What migration 2 added, as the release that introduced it ran it (by hand, like V1).
+V2_SQLITE = [
+    "ALTER TABLE sessions ADD COLUMN create_time REAL",
+    "UPDATE sessions SET create_time = update_time WHERE create_time IS NULL",
+    "CREATE INDEX events_by_time ON events (session_pk, timestamp)",
+    "CREATE INDEX events_by_invocation ON events (invocation_id)",
+    "UPDATE eventide_schema_versions SET version = 2 WHERE component = 'sessions'",
+]
+V2_POSTGRES = [statement.replace("REAL", "DOUBLE PRECISION") for statement in V2_SQLITE]
+
+
 def _v1_rows() -> list[str]:
     """Version-1 data: one session with two events, app and user state."""
     events = [
@@ -71,22 +83,32 @@ def _v1_rows() -> list[str]:
     return rows
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def v1_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """The URL of a database holding the version-1 schema and data, created by hand."""
-    if request.param == "sqlite":
-        path = tmp_path / "v1.db"
+@pytest.fixture(
+    params=[
+        "sqlite-v1",
+        "sqlite-v2",
+        pytest.param("postgres-v1", marks=pytest.mark.postgres),
+        pytest.param("postgres-v2", marks=pytest.mark.postgres),
+    ]
+)
+def old_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of a database holding the version-1 data in the version-1 (or version-2)
+    schema, created by hand."""
+    dialect, version = str(request.param).split("-")
+    if dialect == "sqlite":
+        path = tmp_path / "old.db"
         with sqlite3.connect(path) as conn:
-            for statement in V1_SQLITE + _v1_rows():
+            for statement in V1_SQLITE + _v1_rows() + (V2_SQLITE if version == "v2" else []):
                 conn.execute(statement)
         yield f"sqlite:///{path}"
         return
     request.getfixturevalue("postgres_sessions_url")  # skips (or fails in CI) without a server
-    name = f"eventide_v1_{uuid.uuid4().hex[:10]}"
+    name = f"eventide_{version}_{uuid.uuid4().hex[:10]}"
     run_private(pg_admin(f'CREATE DATABASE "{name}"'))
 
     async def build() -> None:
-        for statement in V1_POSTGRES + _v1_rows():
+        upgrade = V2_POSTGRES if version == "v2" else []
+        for statement in V1_POSTGRES + _v1_rows() + upgrade:
             await pg_admin(statement, database=name)
         # The hand-inserted pk=1 must not collide with the identity sequence later.
         await pg_admin("SELECT setval(pg_get_serial_sequence('sessions', 'pk'), 1)", database=name)
@@ -98,11 +120,12 @@ def v1_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]
         run_private(pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-async def test_upgrade_from_v1_keeps_the_data(v1_database: str) -> None:
-    """Migrations: opening a version-1 database runs the forward migrations on start-up; the
-    sessions, events, app and user state are kept, the new column is backfilled, and the
-    session keeps working (its log continues at the right position)."""
-    service = SqlSessionService(v1_database)
+async def test_upgrade_from_an_older_version_keeps_the_data(old_database: str) -> None:
+    """Migrations: opening a version-1 or version-2 database runs the forward migrations on
+    start-up; the sessions, events, app and user state are kept, ``create_time`` is
+    backfilled, an old session's initial state is unknown (None), a new session records
+    its own, and the session keeps working (its log continues at the right position)."""
+    service = SqlSessionService(old_database)
     session = await service.get_session(app_name="app", user_id="u", session_id="s")
     assert session is not None
     assert session.state == {"n": 2, "app:k": "a", "user:k": "u"}
@@ -116,20 +139,24 @@ async def test_upgrade_from_v1_keeps_the_data(v1_database: str) -> None:
     )
     again = await service.get_session(app_name="app", user_id="u", session_id="s")
     assert again is not None and [e.id for e in again.events] == ["e1", "e2", "e3"]
-    new = await service.create_session(app_name="app", user_id="u")
-    assert new.state == {"app:k": "a", "user:k": "u"}
+    new = await service.create_session(app_name="app", user_id="u", state={"n": 0})
+    assert new.state == {"n": 0, "app:k": "a", "user:k": "u"}
+    assert await service.get_initial_state(app_name="app", user_id="u", session_id="s") is None
+    assert await service.get_initial_state(app_name="app", user_id="u", session_id=new.id) == {
+        "n": 0
+    }
     await service.close()
 
-    version, create_time, indexes = await _inspect(v1_database)
-    assert version == SCHEMA_VERSION == 2
+    version, create_time, indexes = await _inspect(old_database)
+    assert version == SCHEMA_VERSION == 3
     assert create_time == 102.0  # backfilled from update_time
     assert {"events_by_time", "events_by_invocation"} <= indexes
 
     # Opening an up-to-date database again changes nothing.
-    reopened = SqlSessionService(v1_database)
+    reopened = SqlSessionService(old_database)
     assert len((await reopened.list_sessions(app_name="app")).sessions) == 2
     await reopened.close()
-    assert (await _inspect(v1_database))[0] == SCHEMA_VERSION
+    assert (await _inspect(old_database))[0] == SCHEMA_VERSION
 
 
 async def _inspect(url: str) -> tuple[int, float, set[str]]:

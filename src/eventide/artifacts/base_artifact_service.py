@@ -7,7 +7,17 @@ from abc import ABC, abstractmethod
 from eventide import types
 from eventide.errors import InvalidArtifactNameError
 
-__all__ = ["BaseArtifactService", "is_user_scoped", "validate_artifact_name"]
+__all__ = [
+    "TOMBSTONE_MIME_TYPE",
+    "BaseArtifactService",
+    "is_tombstone",
+    "is_user_scoped",
+    "tombstone",
+    "validate_artifact_name",
+]
+
+TOMBSTONE_MIME_TYPE = "application/vnd.eventide.absent"
+"""The MIME type of a tombstone version (see :func:`tombstone`); reserved for it."""
 
 
 class BaseArtifactService(ABC):
@@ -15,6 +25,12 @@ class BaseArtifactService(ABC):
 
     A file name starting with ``user:`` belongs to the user and is shared across all of that
     user's sessions of the app; any other name belongs to one session.
+
+    A version holding a :func:`tombstone` marks the file absent from then on: loading that
+    version, or the latest when it is the newest, returns None, and ``list_artifact_keys``
+    leaves the file out. ``list_versions`` still lists every version (the history is kept),
+    and a later save makes the file present again. A rewind saves one for a file that did
+    not exist before the rewound invocation (versions are never deleted by a rewind).
     """
 
     @abstractmethod
@@ -61,6 +77,17 @@ class BaseArtifactService(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""
+
+
+def tombstone() -> types.Part:
+    """A new tombstone part: saved as a version, it makes the file absent (see the class)."""
+    return types.Part(inline_data=types.Blob(mime_type=TOMBSTONE_MIME_TYPE, data=b""))
+
+
+def is_tombstone(part: types.Part) -> bool:
+    """True when ``part`` is a :func:`tombstone` (its reserved MIME type and no data)."""
+    blob = part.inline_data
+    return blob is not None and blob.mime_type == TOMBSTONE_MIME_TYPE and not blob.data
 
 
 def is_user_scoped(filename: str) -> bool:

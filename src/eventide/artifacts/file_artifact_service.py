@@ -32,7 +32,9 @@ from urllib.parse import quote, unquote
 
 from eventide import types
 from eventide.artifacts.base_artifact_service import (
+    TOMBSTONE_MIME_TYPE,
     BaseArtifactService,
+    is_tombstone,
     is_user_scoped,
     validate_artifact_name,
 )
@@ -181,14 +183,16 @@ class FileArtifactService(BaseArtifactService):
                 shutil.rmtree(staging, ignore_errors=True)
 
     def _load_sync(self, folder: Path, version: int | None) -> types.Part | None:
+        part: types.Part | None = None
         if version is not None:
-            return _read_version(folder / str(version)) if version >= 0 else None
-        # Newest first, without a stat per version: the first complete one is the latest.
-        for candidate in sorted(_numbered(folder), reverse=True):
-            part = _read_version(folder / str(candidate))
-            if part is not None:
-                return part
-        return None
+            part = _read_version(folder / str(version)) if version >= 0 else None
+        else:
+            # Newest first, without a stat per version: the first complete one is the latest.
+            for candidate in sorted(_numbered(folder), reverse=True):
+                part = _read_version(folder / str(candidate))
+                if part is not None:
+                    break
+        return None if part is None or is_tombstone(part) else part
 
     def _keys_sync(self, session_folder: Path, user_folder: Path) -> list[str]:
         keys = [unquote(name) for name in _file_names(session_folder)]
@@ -311,11 +315,31 @@ def _next_version(folder: Path) -> int:
 
 
 def _file_names(scope_folder: Path) -> list[str]:
+    """The files in a scope folder that have a committed version, the newest of which is
+    not a tombstone."""
     try:
         names = os.listdir(scope_folder)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [n for n in names if not n.startswith(".") and _versions(scope_folder / n)]
+    present: list[str] = []
+    for name in names:
+        if name.startswith("."):
+            continue
+        versions = _versions(scope_folder / name)
+        if versions and not _is_tombstone_version(scope_folder / name / str(versions[-1])):
+            present.append(name)
+    return present
+
+
+def _is_tombstone_version(target: Path) -> bool:
+    """Whether a committed version folder holds a tombstone, from its metadata and payload
+    size (without reading the payload)."""
+    try:
+        meta = json.loads((target / _META).read_bytes())
+        empty = (target / _PAYLOAD).stat().st_size == 0
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return False  # deleted meanwhile, or damaged: loading it reports that
+    return empty and meta.get("kind") == "bytes" and meta.get("mime_type") == TOMBSTONE_MIME_TYPE
 
 
 def _write_durably(path: Path, data: bytes) -> None:

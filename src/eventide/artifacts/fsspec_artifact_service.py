@@ -36,7 +36,9 @@ from fsspec.implementations.local import LocalFileSystem
 
 from eventide import types
 from eventide.artifacts.base_artifact_service import (
+    TOMBSTONE_MIME_TYPE,
     BaseArtifactService,
+    is_tombstone,
     is_user_scoped,
     validate_artifact_name,
 )
@@ -192,14 +194,36 @@ class FsspecArtifactService(BaseArtifactService):
         return decode_part(payload, meta, where=path)
 
     def _load_sync(self, folder: str, version: int | None) -> types.Part | None:
+        part: types.Part | None = None
         if version is not None:
-            return self._read_sync(f"{folder}/{version}") if version >= 0 else None
-        # The newest readable version: a newer one may still be in flight.
-        for candidate in reversed(self._versions_sync(folder)):
-            part = self._read_sync(f"{folder}/{candidate}")
-            if part is not None:
-                return part
-        return None
+            part = self._read_sync(f"{folder}/{version}") if version >= 0 else None
+        else:
+            # The newest readable version: a newer one may still be in flight.
+            for candidate in reversed(self._versions_sync(folder)):
+                part = self._read_sync(f"{folder}/{candidate}")
+                if part is not None:
+                    break
+        return None if part is None or is_tombstone(part) else part
+
+    def _is_tombstone_object(self, path: str) -> bool:
+        """Whether a version object holds a tombstone, from its header alone."""
+        try:
+            with self._fs.open(path, "rb") as f:
+                head = cast(bytes, f.read(len(_MAGIC) + 256))
+        except (FileNotFoundError, IsADirectoryError):
+            return False
+        meta_end = head.find(b"\n", len(_MAGIC))
+        if not head.startswith(_MAGIC) or meta_end < 0:
+            return False  # in flight or foreign: listing keeps it, loading reports it
+        try:
+            meta = json.loads(head[len(_MAGIC) : meta_end])
+        except ValueError:
+            return False
+        return bool(
+            meta.get("kind") == "bytes"
+            and meta.get("mime_type") == TOMBSTONE_MIME_TYPE
+            and meta.get("size") == 0
+        )
 
     def _names_with_versions(self, scope_folder: str) -> list[str]:
         fs = self._fs
@@ -209,13 +233,18 @@ class FsspecArtifactService(BaseArtifactService):
         except (FileNotFoundError, NotADirectoryError):
             return []
         prefix = fs._strip_protocol(scope_folder).rstrip("/") + "/"
-        names: set[str] = set()
+        latest: dict[str, int] = {}
         for path in paths:
             relative = str(path)[len(prefix) :] if str(path).startswith(prefix) else ""
             name, _, version = relative.partition("/")
             if name and version.isdigit() and version.isascii():
-                names.add(name)
-        return sorted(names)
+                latest[name] = max(latest.get(name, -1), int(version))
+        # A file whose newest version is a tombstone is absent.
+        return sorted(
+            name
+            for name, version in latest.items()
+            if not self._is_tombstone_object(f"{scope_folder}/{name}/{version}")
+        )
 
     def _keys_sync(self, session_folder: str, user_folder: str) -> list[str]:
         keys = [unquote(n) for n in self._names_with_versions(session_folder)]

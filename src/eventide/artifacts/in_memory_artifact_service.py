@@ -5,6 +5,7 @@ from __future__ import annotations
 from eventide import types
 from eventide.artifacts.base_artifact_service import (
     BaseArtifactService,
+    is_tombstone,
     is_user_scoped,
     validate_artifact_name,
 )
@@ -53,10 +54,12 @@ class InMemoryArtifactService(BaseArtifactService):
         if not versions:
             return None
         if version is None:
-            return versions[-1].model_copy(deep=True)
-        if 0 <= version < len(versions):
-            return versions[version].model_copy(deep=True)
-        return None
+            part = versions[-1]
+        elif 0 <= version < len(versions):
+            part = versions[version]
+        else:
+            return None
+        return None if is_tombstone(part) else part.model_copy(deep=True)
 
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str | None
@@ -65,7 +68,11 @@ class InMemoryArtifactService(BaseArtifactService):
         return sorted(
             k[3]
             for k, v in self._files.items()
-            if v and k[0] == app_name and k[1] == user_id and k[2] in (own, "user")
+            if v
+            and k[0] == app_name
+            and k[1] == user_id
+            and k[2] in (own, "user")
+            and not is_tombstone(v[-1])
         )
 
     async def delete_artifact(

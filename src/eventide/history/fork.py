@@ -2,23 +2,36 @@
 
 The new session (same app and user) gets:
 
+- the source's initial state (``get_initial_state``, session-scoped keys only) plus
+  ``eventide:forked_from`` = ``{"session_id": <source>, "event_id": <last copied event>}``,
+  which records where it came from (``event_id`` is None when the source had no events);
 - the events of the source up to and including the chosen one, with their ids, invocation
-  ids and timestamps (so rewinds and compactions among them keep their meaning);
-- the session's own state as it was right after that event (the rule of
-  :func:`eventide.history.rewind.restore_point`, applied to the events after it). ``app:``
-  and ``user:`` state is shared by every session of the app and user: the fork sees the
-  current shared values, and the copied events carry only their session-scoped changes, so
-  copying never writes old values over shared state;
-- the session's artifacts as they were then, every version up to that point copied under
+  ids and timestamps (so rewinds and compactions among them keep their meaning), replayed
+  onto that initial state: the fork's state is the source's session state right after the
+  chosen event, and a rewind in the fork restores what a rewind in the source would. (For a
+  source created before sessions recorded their initial state, the fork starts from the
+  source's session state at the chosen event instead.) ``app:`` and ``user:`` state is
+  shared by every session of the app and user: the fork sees the current shared values,
+  and the copied events carry only their session-scoped changes, so copying never writes
+  old values over shared state;
+- the session's artifacts as they were then: every version up to that point copied under
   the same version number (so the copied events' ``artifact_delta`` still names the right
-  versions). ``user:`` artifacts are shared already and are not copied.
+  versions). A version that loads as absent in the source (a rewind's tombstone, or a
+  deleted file) is copied as a tombstone. ``user:`` artifacts are shared already and are
+  not copied.
 
 The source session is not changed. Later turns of either session do not affect the other.
 """
 
 from __future__ import annotations
 
-from eventide.artifacts.base_artifact_service import BaseArtifactService, is_user_scoped
+from typing import Any
+
+from eventide.artifacts.base_artifact_service import (
+    BaseArtifactService,
+    is_user_scoped,
+    tombstone,
+)
 from eventide.errors import EventNotFoundError, SessionNotFoundError, UsageError
 from eventide.events import Event
 from eventide.history.rewind import restore_point
@@ -26,7 +39,10 @@ from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.session import Session
 from eventide.state import State
 
-__all__ = ["fork_session"]
+__all__ = ["FORKED_FROM_KEY", "fork_session"]
+
+FORKED_FROM_KEY = "eventide:forked_from"
+"""The state key of a fork that names its source: ``{"session_id": ..., "event_id": ...}``."""
 
 _SHARED = (State.APP_PREFIX, State.USER_PREFIX)
 
@@ -68,15 +84,18 @@ async def fork_session(
                 event_id=up_to_event_id,
             )
         end = found + 1
-    point = restore_point(events, end)
-    state = {k: v for k, v in source.state.items() if not k.startswith(_SHARED)}
-    for key, value in point.state.items():
-        if key.startswith(_SHARED):
-            continue
-        if value is None:
-            state.pop(key, None)
-        else:
-            state[key] = value
+    initial = await session_service.get_initial_state(
+        app_name=app_name, user_id=user_id, session_id=session_id
+    )
+    state = (
+        {k: v for k, v in initial.items() if not k.startswith(_SHARED)}
+        if initial is not None
+        else _state_at(source, end)
+    )
+    state[FORKED_FROM_KEY] = {
+        "session_id": session_id,
+        "event_id": events[end - 1].id if end else None,
+    }
     copied = events[:end]
     versions: dict[str, int] = {}
     for event in copied:
@@ -111,18 +130,31 @@ async def fork_session(
                     filename=name,
                     version=version,
                 )
-                if part is None:
-                    break  # a version deleted from the source: copy what is left
+                # Absent in the source (a tombstone, or deleted): absent in the fork too,
+                # under the same number.
                 await artifact_service.save_artifact(
                     app_name=app_name,
                     user_id=user_id,
                     session_id=fork.id,
                     filename=name,
-                    artifact=part,
+                    artifact=part if part is not None else tombstone(),
                 )
     for event in copied:
         await session_service.append_event(fork, _session_scoped_copy(event))
     return fork
+
+
+def _state_at(source: Session, end: int) -> dict[str, Any]:
+    """The source's session-scoped state right after ``events[end - 1]``, from its current
+    state and its log (for a source whose initial state was not recorded)."""
+    point = restore_point(source.events, end)
+    state = {k: v for k, v in source.state.items() if not k.startswith(_SHARED)}
+    for key, value in point.state.items():
+        if value is None:
+            state.pop(key, None)
+        else:
+            state[key] = value
+    return state
 
 
 def _session_scoped_copy(event: Event) -> Event:

@@ -6,15 +6,23 @@
 - ``rewind_before_invocation_id``: the invocation rewound to. That invocation and every event
   after it (up to the rewind) stay in the log but no longer reach the model
   (:mod:`eventide.history.model_view`).
-- ``state_delta``: every state key those events changed, set back to the value it had before
-  them (``None`` when it had none). This covers the session's keys and the shared ``app:``
-  and ``user:`` keys this session changed; ``temp:`` keys are never stored, so there is
-  nothing to restore. The value "before" is read from this session's own log: a shared key
-  another session changed meanwhile is set back to the value this session last wrote, and a
-  key set only at ``create_session`` and then overwritten comes back as ``None``.
-- ``artifact_delta``: every artifact those events saved, with the version that now holds its
-  earlier content: the old version is saved again as a new version (no version is ever
-  deleted). An artifact that did not exist before gets an empty version.
+- ``state_delta``: every session-scoped state key those events changed, set back to the
+  value it had before them (``None`` when it had none). The value "before" is read from this
+  session's own log, starting from the state the session was created with
+  (``get_initial_state``): a key set at ``create_session`` and overwritten later comes back
+  with its initial value (``None`` only for a session whose initial state was never
+  recorded). ``temp:`` keys are never stored, so there is nothing to restore.
+- ``artifact_delta``: every session artifact those events saved, with the version that now
+  holds its earlier content: the old version is saved again as a new version (no version is
+  ever deleted). An artifact that did not exist before gets a tombstone version
+  (:func:`~eventide.artifacts.base_artifact_service.tombstone`), so it loads as absent and
+  is no longer listed.
+
+Shared data is left as it is, as google-adk 2.x does: ``app:`` and ``user:`` state and
+``user:`` artifacts belong to every session of the app or user, and other sessions may have
+read or changed them since. A rewind takes back one conversation; it does not undo what
+other conversations rely on. To undo a shared change too, write the old value explicitly
+(``PATCH`` the session's state over HTTP, or a tool that sets it).
 """
 
 from __future__ import annotations
@@ -23,9 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eventide import types
 from eventide._ids import new_invocation_id
-from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.artifacts.base_artifact_service import (
+    BaseArtifactService,
+    is_user_scoped,
+    tombstone,
+)
 from eventide.errors import InvocationNotFoundError, SessionNotFoundError, UsageError
 from eventide.events import Event, EventActions
 from eventide.sessions.base_session_service import BaseSessionService
@@ -34,16 +45,19 @@ from eventide.state import State
 
 __all__ = ["RestorePoint", "Turn", "find_turn", "restore_point", "rewind_session", "turns_of"]
 
+# State scopes a rewind leaves as they are: shared with other sessions, or never stored.
+_NOT_RESTORED = (State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX)
+
 
 @dataclass(slots=True, kw_only=True)
 class RestorePoint:
     """What the events from a position on changed, and what it was before them.
 
     Attributes:
-        state: key -> the value before (``None`` when the key had none), for every key the
-            later events changed.
+        state: key -> the value before (``None`` when the key had none), for every
+            session-scoped key the later events changed.
         artifacts: file name -> the version before (``None`` when the file had none), for
-            every artifact the later events saved.
+            every session artifact the later events saved.
     """
 
     state: dict[str, Any]
@@ -104,14 +118,23 @@ def find_turn(events: Sequence[Event], target: str) -> Turn:
     )
 
 
-def restore_point(events: Sequence[Event], position: int) -> RestorePoint:
-    """What ``events[position:]`` changed, with the values and versions from before them."""
+def restore_point(
+    events: Sequence[Event], position: int, initial_state: dict[str, Any] | None = None
+) -> RestorePoint:
+    """What ``events[position:]`` changed in the session's own scope (not ``app:``/``user:``
+    state, ``user:`` artifacts or ``temp:`` keys), with the values and versions from before.
+
+    ``initial_state`` is the state the session was created with: a key no earlier event
+    wrote had that value before (None when it is not given or lacks the key).
+    """
     changed_keys: set[str] = set()
     changed_files: set[str] = set()
     for event in events[position:]:
-        changed_keys.update(event.actions.state_delta)
-        changed_files.update(event.actions.artifact_delta)
-    state: dict[str, Any] = dict.fromkeys(changed_keys)
+        actions = event.actions
+        changed_keys.update(k for k in actions.state_delta if not k.startswith(_NOT_RESTORED))
+        changed_files.update(n for n in actions.artifact_delta if not is_user_scoped(n))
+    initial = initial_state or {}
+    state: dict[str, Any] = {key: initial.get(key) for key in changed_keys}
     artifacts: dict[str, int | None] = dict.fromkeys(changed_files)
     for event in events[:position]:
         actions = event.actions
@@ -121,8 +144,6 @@ def restore_point(events: Sequence[Event], position: int) -> RestorePoint:
         for name, version in actions.artifact_delta.items():
             if name in artifacts:
                 artifacts[name] = version
-    for key in [k for k in state if k.startswith(State.TEMP_PREFIX)]:
-        del state[key]
     return RestorePoint(state=state, artifacts=artifacts)
 
 
@@ -179,7 +200,10 @@ async def rewind_session(
     if session is None:
         raise SessionNotFoundError(app_name=app_name, user_id=user_id, session_id=session_id)
     position = find_invocation(session, rewind_before_invocation_id)
-    point = restore_point(session.events, position)
+    initial = await session_service.get_initial_state(
+        app_name=app_name, user_id=user_id, session_id=session_id
+    )
+    point = restore_point(session.events, position, initial)
     if point.artifacts and artifact_service is None:
         raise UsageError(
             f"Rewinding session {session_id!r} restores artifacts "
@@ -208,7 +232,7 @@ async def rewind_session(
                 user_id=user_id,
                 session_id=session_id,
                 filename=name,
-                artifact=earlier if earlier is not None else types.Part(),
+                artifact=earlier if earlier is not None else tombstone(),
             )
     event = Event(
         invocation_id=new_invocation_id(),

@@ -75,6 +75,19 @@ class BaseSessionService(ABC):
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Delete the session and its events. Deleting a missing session is not an error."""
 
+    async def get_initial_state(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> dict[str, Any] | None:
+        """The state the session was created with (the ``state`` given to
+        ``create_session``, every scope, without ``temp:`` keys).
+
+        Rewind and fork start from it: a key set only at creation is restored, not dropped.
+        None when the session does not exist or its initial state is unknown: a session
+        created before the store recorded it (SQL schema version 3), or a custom service
+        that does not override this method (then a rewind sets such keys to None).
+        """
+        return None
+
     async def append_event(
         self, session: Session, event: Event, *, compare_and_set: bool | None = None
     ) -> Event:

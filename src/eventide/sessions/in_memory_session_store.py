@@ -19,6 +19,7 @@ from eventide.sessions.session_store import (
     ListedSession,
     LoadedSession,
     StoredEvent,
+    initial_state,
 )
 
 __all__ = ["InMemorySessionStore"]
@@ -28,6 +29,7 @@ __all__ = ["InMemorySessionStore"]
 class _Row:
     state: dict[str, Any]
     update_time: float
+    initial_state: dict[str, Any] = field(default_factory=dict)
     events: list[StoredEvent] = field(default_factory=list)
     timestamps: list[float] = field(default_factory=list)
     event_ids: set[str] = field(default_factory=set)
@@ -61,7 +63,11 @@ class InMemorySessionStore:
         if key in self._sessions:
             return None
         session_state, app_delta, user_delta = deltas
-        self._sessions[key] = _Row(state=_stored(session_state), update_time=now)
+        self._sessions[key] = _Row(
+            state=_stored(session_state),
+            update_time=now,
+            initial_state=_stored(initial_state(deltas)),
+        )
         bisect.insort(self._keys.setdefault(app_name, []), (user_id, session_id))
         if app_delta:
             self._app_states.setdefault(app_name, {}).update(_stored(app_delta))
@@ -96,6 +102,12 @@ class InMemorySessionStore:
             update_time=row.update_time,
             events=events,
         )
+
+    async def load_initial_state(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> dict[str, Any] | None:
+        row = self._sessions.get((app_name, user_id, session_id))
+        return None if row is None else _stored(row.initial_state)
 
     async def list(
         self,

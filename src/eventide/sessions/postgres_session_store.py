@@ -36,7 +36,9 @@ from eventide.sessions.session_store import (
     LoadedSession,
     StoredEvent,
     dumps_json,
+    initial_state,
     listed_session,
+    loads_state,
     merged_state,
 )
 from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
@@ -290,8 +292,9 @@ class PostgresSessionStore:
                 await conn.execute(
                     _text(
                         "INSERT INTO sessions (app_name, user_id, id, state, last_seq, "
-                        "create_time, update_time) VALUES (:app, :user, :sid, "
-                        "CAST(:state AS jsonb), 0, :now, :now) ON CONFLICT DO NOTHING RETURNING pk"
+                        "create_time, update_time, initial_state) VALUES (:app, :user, :sid, "
+                        "CAST(:state AS jsonb), 0, :now, :now, CAST(:initial AS jsonb)) "
+                        "ON CONFLICT DO NOTHING RETURNING pk"
                     ),
                     {
                         "app": app_name,
@@ -299,6 +302,7 @@ class PostgresSessionStore:
                         "sid": session_id,
                         "state": dumps_json(session_state),
                         "now": now,
+                        "initial": dumps_json(initial_state(deltas)),
                     },
                 )
             ).scalar()
@@ -362,6 +366,25 @@ class PostgresSessionStore:
             )
 
         return await self._run_native(work)
+
+    async def load_initial_state(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> dict[str, Any] | None:
+        async def work(conn: AsyncConnection) -> dict[str, Any] | None:
+            text = (
+                await conn.execute(
+                    _text(
+                        "SELECT initial_state::text FROM sessions "
+                        "WHERE app_name = :app AND user_id = :user AND id = :sid"
+                    ),
+                    {"app": app_name, "user": user_id, "sid": session_id},
+                )
+            ).scalar()
+            if text is None:
+                return None
+            return loads_state(text, f"the initial state of session {session_id!r}")
+
+        return await self._run(work, autocommit=True)
 
     async def list(
         self,

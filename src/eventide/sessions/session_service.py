@@ -290,6 +290,14 @@ class SessionService(BaseSessionService):
             next_page_token=next_token,
         )
 
+    async def get_initial_state(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> dict[str, Any] | None:
+        store = await self._open()
+        return await store.load_initial_state(
+            app_name=app_name, user_id=user_id, session_id=session_id
+        )
+
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         store = await self._open()
         self._parsed.pop((app_name, user_id, session_id), None)

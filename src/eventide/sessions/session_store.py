@@ -24,6 +24,7 @@ __all__ = [
     "StoredEvent",
     "dumps_json",
     "encode_json",
+    "initial_state",
     "listed_session",
     "loads_state",
     "merged_state",
@@ -146,6 +147,13 @@ class SessionStore(Protocol):
         """Read a session with (part of) its events, or None when absent."""
         ...
 
+    async def load_initial_state(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> dict[str, Any] | None:
+        """The state the session was created with (every scope), or None when the session
+        does not exist or was created before the store recorded it."""
+        ...
+
     async def list(
         self,
         *,
@@ -191,6 +199,15 @@ def split_delta(
                 session = {}
             session[key] = value
     return session, app, user
+
+
+def initial_state(
+    deltas: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+) -> dict[str, Any]:
+    """The state a session is created with, from the (session, app, user) parts ``create``
+    gets: one dict, as given to ``create_session`` (without ``temp:`` keys)."""
+    session_state, app_delta, user_delta = deltas
+    return {**app_delta, **user_delta, **session_state}
 
 
 def loads_state(text: str | None, where: str) -> dict[str, Any]:

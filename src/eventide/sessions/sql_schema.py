@@ -6,10 +6,12 @@ that serializes concurrently starting processes, every migration newer than the 
 version. A database whose version is newer than this code knows is refused, never
 "upgraded" silently.
 
-Current shape (version 2)::
+Current shape (version 3)::
 
     sessions     pk, app_name, user_id, id (UNIQUE app_name+user_id+id), state (JSON),
-                 last_seq (number of events), create_time, update_time
+                 last_seq (number of events), create_time, update_time,
+                 initial_state (JSON: the state given to create_session, every scope;
+                 NULL for sessions created before version 3)
     events       session_pk + seq (PRIMARY KEY), app_name, user_id, session_id,
                  id (UNIQUE per session), invocation_id, timestamp, event (the event's JSON)
     app_states   app_name (PRIMARY KEY), state (JSON), update_time
@@ -88,6 +90,11 @@ _V2 = [
     "CREATE INDEX events_by_invocation ON events (invocation_id)",
 ]
 
+# Version 3: sessions remember the state they were created with, so a rewind to the first
+# invocation restores keys set only at create time. Sessions created earlier keep NULL:
+# their initial state was never stored and cannot be rebuilt from the log.
+_V3 = ["ALTER TABLE sessions ADD COLUMN initial_state {json}"]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Migration:
@@ -119,6 +126,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=2,
         description="sessions.create_time; event indexes by time and invocation",
         statements=_templated(_V2),
+    ),
+    Migration(
+        version=3,
+        description="sessions.initial_state (the state given to create_session)",
+        statements=_templated(_V3),
     ),
 )
 

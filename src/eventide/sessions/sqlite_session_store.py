@@ -47,6 +47,7 @@ from eventide.sessions.session_store import (
     StoredEvent,
     dumps_json,
     encode_json,
+    initial_state,
     listed_session,
     loads_state,
     merged_state,
@@ -111,6 +112,8 @@ _EVENTS_AFTER_TIME = (
     "SELECT seq, id, event FROM events WHERE session_pk = ? AND seq > ? AND seq <= ? "
     "AND timestamp >= ? ORDER BY seq DESC LIMIT ?"
 )
+_INITIAL_STATE = "SELECT initial_state FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?"
+
 # The app's sessions with their merged state; filters and paging are appended.
 _LIST_SESSIONS = (
     "SELECT s.user_id, s.id, s.update_time, s.state, a.state, u.state FROM sessions s "
@@ -361,8 +364,17 @@ class SqliteSessionStore:
         def body() -> dict[str, Any] | None:
             cur = conn.execute(
                 "INSERT INTO sessions (app_name, user_id, id, state, last_seq, create_time, "
-                "update_time) VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT DO NOTHING",
-                (app_name, user_id, session_id, dumps_json(session_state), now, now),
+                "update_time, initial_state) VALUES (?, ?, ?, ?, 0, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                (
+                    app_name,
+                    user_id,
+                    session_id,
+                    dumps_json(session_state),
+                    now,
+                    now,
+                    dumps_json(initial_state(deltas)),
+                ),
             )
             if cur.rowcount == 0:
                 conn.execute("ROLLBACK")
@@ -448,6 +460,17 @@ class SqliteSessionStore:
             ).fetchall()
         rows.reverse()
         return [StoredEvent(seq=r[0], event_id=r[1], event_json=r[2]) for r in rows]
+
+    async def load_initial_state(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> dict[str, Any] | None:
+        def query(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            row = conn.execute(_INITIAL_STATE, (app_name, user_id, session_id)).fetchone()
+            if row is None or row[0] is None:
+                return None
+            return loads_state(row[0], f"the initial state of session {session_id!r}")
+
+        return await self._run(query, write=False)
 
     async def list(
         self,
