@@ -34,6 +34,7 @@ from eventide.server.dev_routes import add_dev_routes
 from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
 from eventide.server.info_routes import add_info_routes
+from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.run_routes import InflightTurns, add_run_routes
@@ -192,6 +193,7 @@ def create_app(
     add_session_routes(api, registry)
     queued = QueuedTurns(invocation_queue) if invocation_queue is not None else None
     add_run_routes(api, registry, inflight, queued)
+    add_live_routes(api, registry, inflight)
     add_artifact_routes(api, registry)
     add_history_routes(api, registry)
     add_eval_routes(api, registry)
