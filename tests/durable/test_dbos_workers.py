@@ -460,3 +460,64 @@ async def test_a_worker_stopped_mid_invocation_exits_and_the_other_finishes_it(
         workers.stop()
         queue.close()
         await sessions.close()
+
+
+async def test_a_streaming_turn_on_the_workers_streams_partial_chunks(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 17 (DBOS: partial events): a /run_sse turn with streaming on, run by a worker
+    process: the client receives the model's partial chunks (published by the worker with
+    PostgreSQL NOTIFY while it runs) before the complete answer; chunks are not committed."""
+    import json
+
+    import httpx
+
+    from eventide.apps.services import build_services
+    from eventide.server.api_server import create_app
+    from tests.durable.dbos_worker import quick_app
+
+    workers = Workers(database, tmp_path)
+    services = build_services(session_db=database, artifact_root="memory:")
+    queue = InvocationQueue(database)
+    api = create_app(
+        apps={"quick": quick_app(Probe(tmp_path / "server-ledger"))},
+        services=services,
+        invocation_queue=queue,
+    )
+    try:
+        workers.start("w1")
+        session = await services.session_service.create_session(app_name="quick", user_id="u")
+        body = {
+            "appName": "quick",
+            "userId": "u",
+            "sessionId": session.id,
+            "newMessage": {"role": "user", "parts": [{"text": "2 + 3?"}]},
+            "streaming": True,
+        }
+        transport = httpx.ASGITransport(app=api)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            async with client.stream("POST", "/run_sse", json=body, timeout=60) as stream:
+                frames = [
+                    json.loads(line[len("data:") :])
+                    async for line in stream.aiter_lines()
+                    if line.startswith("data:")
+                ]
+        texts = [
+            (bool(f.get("partial")), p["text"])
+            for f in frames
+            for p in (f.get("content") or {}).get("parts", [])
+            if p.get("text")
+        ]
+        answer = "done: {'sum': 5}"
+        chunks = [text for partial, text in texts if partial]
+        assert "".join(chunks) == answer and len(chunks) > 1
+        assert texts[-1] == (False, answer)  # the complete answer after its chunks
+        stored = await services.session_service.get_session(
+            app_name="quick", user_id="u", session_id=session.id
+        )
+        assert stored is not None
+        assert not any(e.partial for e in stored.events)
+    finally:
+        workers.stop()
+        queue.close()
+        await services.close()
