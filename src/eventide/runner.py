@@ -424,7 +424,9 @@ class Runner:
                             event = replaced
                     yield event
         await plugins.after_run_callback(invocation_context=ctx)
-        if self._compactor is not None:
+        # An invocation paused for the user is not compacted yet: a summary would hide the
+        # calls the user's answer responds to, and the model would get orphan responses.
+        if self._compactor is not None and not ctx.end_invocation:
             compacted = await self._compactor.after_invocation(self.session_service, session)
             if compacted is not None:
                 yield compacted

@@ -1,18 +1,21 @@
 """A DBOS worker process for the tests: ``python -m tests.durable.dbos_worker EXECUTOR_ID
-DATABASE_URL [WORKER_CONCURRENCY]``.
+DATABASE_URL [WORKER_CONCURRENCY [CONCURRENCY]]`` (per worker, and across all workers).
 
-It runs two apps from one PostgreSQL database (DBOS's tables and the sessions): ``durable_app``
-(``tests/durable/durable_app.py``, with the kill point of ``DURABLE_KILL_AT``) and ``quick`` (one
-tool call, then an answer; every tool call logged to the ledger). It prints ``ready`` once it
+It runs three apps from one PostgreSQL database (DBOS's tables and the sessions): ``durable_app``
+(``tests/durable/durable_app.py``, with the kill point of ``DURABLE_KILL_AT``), ``quick`` (one
+tool call, then an answer; every tool call logged to the ledger) and ``slow`` (one tool call
+that takes 0.3 s, its start and end logged with the time). It prints ``ready`` once it
 dequeues, and stops cleanly on SIGTERM.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +49,37 @@ def quick_app(probe: Probe) -> App:
     )
 
 
-def main(executor_id: str, database_url: str, worker_concurrency: str | None = None) -> None:
+def slow_app(probe: Probe) -> App:
+    """One tool call that takes a while (its start and end logged with the wall-clock time,
+    to check how many invocations ran at once), then an answer."""
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        last = request.contents[-1].parts or []
+        if last and last[-1].function_response is not None:
+            return text_response("slept")
+        return tool_call_response(("nap", {}))
+
+    async def nap(tool_context: ToolContext) -> dict[str, Any]:
+        """Sleep a little."""
+        probe.log(f"start nap {tool_context.function_call_id} {time.time()}")
+        tool_context.state["napped"] = True
+        await asyncio.sleep(0.3)
+        probe.log(f"end nap {tool_context.function_call_id} {time.time()}")
+        return {"slept": True}
+
+    return App(
+        name="slow",
+        root_agent=LlmAgent(name="sleeper", model=FunctionModel(function=answer), tools=[nap]),
+        resumability_config=ResumabilityConfig(is_resumable=True),
+    )
+
+
+def main(
+    executor_id: str,
+    database_url: str,
+    worker_concurrency: str | None = None,
+    concurrency: str | None = None,
+) -> None:
     signal_path = os.environ.get("DURABLE_SIGNAL")
     probe = Probe(
         Path(os.environ["DURABLE_LEDGER"]),
@@ -55,7 +88,8 @@ def main(executor_id: str, database_url: str, worker_concurrency: str | None = N
     )
 
     def runner_for(app_name: str) -> Runner:
-        app = build_app(probe) if app_name == "durable_app" else quick_app(probe)
+        apps = {"durable_app": build_app, "slow": slow_app}
+        app = apps.get(app_name, quick_app)(probe)
         sessions = SqlSessionService(
             database_url, engine_kwargs={"pool_size": 2, "max_overflow": 2}
         )
@@ -66,6 +100,7 @@ def main(executor_id: str, database_url: str, worker_concurrency: str | None = N
         system_database_url=database_url,
         executor_id=executor_id,
         worker_concurrency=int(worker_concurrency) if worker_concurrency else None,
+        concurrency=int(concurrency) if concurrency else None,
         liveness_interval=0.5,
     )
     stop = threading.Event()
@@ -73,8 +108,10 @@ def main(executor_id: str, database_url: str, worker_concurrency: str | None = N
     worker.start()
     print("ready", flush=True)
     stop.wait()
-    worker.stop()
+    if worker.stop():
+        sys.stdout.flush()
+        os._exit(0)  # invocations still running: do not wait for their threads
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -29,8 +29,10 @@ from eventide import (
     ToolContext,
     types,
 )
+from eventide.durable.log import WAITING_KEY
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.plugins.base_plugin import BasePlugin
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from eventide.tools.function_tool import FunctionTool
@@ -40,6 +42,7 @@ from tests.durable.durable_app import Probe
 # invocation paused for the user; the others are inside a model call or a tool.
 KILL_POINTS = (
     "approval_running",  # inside request_approval (it opened the ticket)
+    "approval_committed",  # its record (no response, the ticket's state) committed, no pause yet
     "paused_for_approval",  # idle, waiting for the approval
     "after_approval_committed",  # clerk's model call with the approval
     "paused_for_confirmation",  # idle, waiting for the confirmation
@@ -50,6 +53,7 @@ KILL_POINTS = (
 IN_MODEL_CALL = {"after_approval_committed", "after_refund_committed"}
 IN_TOOL = {"approval_running", "refund_running", "notify_running"}
 IDLE = {"paused_for_approval", "paused_for_confirmation"}
+AFTER_COMMIT = {"approval_committed"}
 # The messages of the turn, and the kill point reached when each has been handled.
 STEPS = ("go", "approve", "confirm")
 IDLE_AFTER = {"go": "paused_for_approval", "approve": "paused_for_confirmation"}
@@ -60,6 +64,18 @@ def _last_response(request: LlmRequest) -> types.FunctionResponse | None:
         if content.parts:
             return content.parts[-1].function_response
     return None
+
+
+class _ApprovalCommitted(BasePlugin):
+    """Reaches ``approval_committed`` right after request_approval's waiting record commits."""
+
+    def __init__(self, probe: Probe) -> None:
+        super().__init__("approval_committed")
+        self.probe = probe
+
+    async def on_event_callback(self, *, invocation_context: Any, event: Event) -> None:
+        if (event.custom_metadata or {}).get(WAITING_KEY):
+            self.probe.point("approval_committed")
 
 
 def build_app(probe: Probe) -> App:
@@ -124,6 +140,7 @@ def build_app(probe: Probe) -> App:
     return App(
         name="paused_app",
         root_agent=SequentialAgent(name="desk", sub_agents=[clerk, closer]),
+        plugins=[_ApprovalCommitted(probe)],
         resumability_config=ResumabilityConfig(is_resumable=True),
     )
 

@@ -56,7 +56,12 @@ class Workers:
         self.kill_at = kill_at
         self.processes: dict[str, subprocess.Popen[str]] = {}
 
-    def start(self, *executor_ids: str, worker_concurrency: int | None = None) -> None:
+    def start(
+        self,
+        *executor_ids: str,
+        worker_concurrency: int | None = None,
+        concurrency: int | None = None,
+    ) -> None:
         env = {
             **os.environ,
             "PYTHONPATH": str(ROOT),
@@ -66,8 +71,7 @@ class Workers:
         }
         for executor_id in executor_ids:
             args = [sys.executable, "-m", "tests.durable.dbos_worker", executor_id, self.database]
-            if worker_concurrency is not None:
-                args.append(str(worker_concurrency))
+            args += [str(worker_concurrency or ""), str(concurrency or "")]
             self.processes[executor_id] = subprocess.Popen(
                 args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
@@ -342,3 +346,117 @@ async def test_the_api_server_runs_turns_on_the_workers(database: str, tmp_path:
         workers.stop()
         queue.close()
         await services.close()
+
+
+async def test_the_queue_concurrency_limit_holds_across_workers(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 17 (DBOS: the queue's concurrency limit): with a limit of 2 invocations at a
+    time across all workers, 8 slow invocations enqueued for 3 worker processes never run
+    more than 2 at once, and all complete."""
+    workers = Workers(database, tmp_path)
+    sessions = SqlSessionService(database)
+    queue = InvocationQueue(database)
+    try:
+        session_ids = [
+            (await sessions.create_session(app_name="slow", user_id="u")).id for _ in range(8)
+        ]
+        workers.start("w1", "w2", "w3", concurrency=2)
+        invocation_ids = [
+            queue.enqueue(app_name="slow", user_id="u", session_id=s, new_message="nap")
+            for s in session_ids
+        ]
+        statuses = await _wait_for_status(queue, invocation_ids, 120)
+        assert Counter(statuses.values()) == Counter({"SUCCESS": 8})
+        moments: list[tuple[float, int]] = []
+        for line in workers.ledger_lines():
+            kind, _, _, at = line.split()
+            moments.append((float(at), 1 if kind == "start" else -1))
+        running = most = 0
+        for _, change in sorted(moments, key=lambda m: (m[0], m[1])):
+            running += change
+            most = max(most, running)
+        assert len(moments) == 16
+        assert most == 2  # the limit was reached, never passed
+    finally:
+        workers.stop()
+        queue.close()
+        await sessions.close()
+
+
+async def test_state_delta_reaches_the_worker_with_the_message(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 17 (DBOS: state_delta): a turn enqueued with a state_delta commits it with
+    the user's message on the worker, as Runner.run_async does in process; the tool's own
+    state change follows, and the session's state holds both."""
+    workers = Workers(database, tmp_path)
+    sessions = SqlSessionService(database)
+    queue = InvocationQueue(database)
+    try:
+        session = await sessions.create_session(app_name="slow", user_id="u")
+        workers.start("w1")
+        invocation_id = queue.enqueue(
+            app_name="slow",
+            user_id="u",
+            session_id=session.id,
+            new_message="nap",
+            state_delta={"mood": "sleepy", "user:tz": "UTC"},
+        )
+        events = [
+            e
+            async for e in queue.events(
+                sessions,
+                app_name="slow",
+                user_id="u",
+                session_id=session.id,
+                invocation_id=invocation_id,
+            )
+        ]
+        assert events[0].author == "user" and events[0].text == "nap"
+        assert events[0].actions.state_delta == {"mood": "sleepy", "user:tz": "UTC"}
+        stored = await sessions.get_session(app_name="slow", user_id="u", session_id=session.id)
+        assert stored is not None
+        assert stored.state == {"mood": "sleepy", "user:tz": "UTC", "napped": True}
+    finally:
+        workers.stop()
+        queue.close()
+        await sessions.close()
+
+
+async def test_a_worker_stopped_mid_invocation_exits_and_the_other_finishes_it(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 17 (DBOS: stopping a worker does not hang): SIGTERM reaches a worker while its
+    invocation's tool is still running (blocked); the worker exits (code 0) without waiting
+    for it, and the other worker recovers the invocation and completes it."""
+    workers = Workers(database, tmp_path, kill_at="tool_running")
+    sessions = SqlSessionService(database)
+    queue = InvocationQueue(database)
+    try:
+        session = await sessions.create_session(app_name="durable_app", user_id="u")
+        workers.start("w1", "w2")
+        invocation_id = queue.enqueue(
+            app_name="durable_app", user_id="u", session_id=session.id, new_message="go"
+        )
+        for _ in range(600):
+            if workers.signal.exists():
+                break
+            await asyncio.sleep(0.1)
+        _, pid = workers.signal.read_text().split()
+        stopped = next(e for e, p in workers.processes.items() if str(p.pid) == pid)
+        process = workers.processes[stopped]
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)  # a hang fails here
+        assert process.returncode == 0, err
+        statuses = await _wait_for_status(queue, [invocation_id], 90)
+        assert statuses[invocation_id] == "SUCCESS"
+        final = await sessions.get_session(
+            app_name="durable_app", user_id="u", session_id=session.id
+        )
+        assert final is not None
+        assert invocation_mark(final.events[-1]) == FINISHED
+    finally:
+        workers.stop()
+        queue.close()
+        await sessions.close()

@@ -143,7 +143,9 @@ async def test_a_paused_invocation_cannot_be_resumed_without_the_answer(tmp_path
     assert len(await _events(runner, session.id)) == before
 
 
-@pytest.mark.parametrize("point", paused_app.IN_MODEL_CALL | paused_app.IN_TOOL)
+@pytest.mark.parametrize(
+    "point", sorted(paused_app.IN_MODEL_CALL | paused_app.IN_TOOL | paused_app.AFTER_COMMIT)
+)
 async def test_a_failure_after_an_answer_resumes_like_an_uninterrupted_turn(
     tmp_path: Path, point: str
 ) -> None:

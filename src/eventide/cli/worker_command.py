@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
+import sys
 import threading
 from pathlib import Path
 
@@ -83,4 +85,12 @@ def run_worker(
     except KeyboardInterrupt:
         pass
     finally:
-        worker.stop()
+        abandoned = worker.stop()
+    if abandoned:
+        print(
+            f"Worker {executor_id} stopped with {abandoned} invocation(s) still running; "
+            "another worker resumes them from their committed events.",
+            flush=True,
+        )
+        sys.stderr.flush()
+        os._exit(0)  # their threads cannot be stopped: do not wait for them

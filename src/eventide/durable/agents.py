@@ -73,17 +73,63 @@ async def run_resumably(
     else:
         assert scope is not None
         body = _resumed(agent, ctx, scope, progress)
+    # The agent's own final answer is held back until the body ends: when nothing follows
+    # it, it carries the end marker itself (one event fewer to commit per agent).
+    held: Event | None = None
     async with aclosing(body) as events:
-        async for event in events:
-            yield event
+        try:
+            async for event in events:
+                if held is not None:
+                    yield held
+                    held = None
+                if _answers_last(agent, ctx, event):
+                    held = event
+                else:
+                    yield event
+        except Exception:
+            if held is not None:
+                yield held  # committed before the failure propagates
+            raise
     if ctx.end_invocation:
+        if held is not None:
+            yield held
         if top:
             yield _invocation_end(agent, ctx)
         return
     after = None
     if agent.after_agent_callback is not None or plugins.overrides(BasePlugin.after_agent_callback):
         after = await agent._after_agent(ctx)
-    yield _end_marker(agent, ctx, after, top=top)
+    if held is not None and after is not None:
+        yield held
+        held = None
+    yield _end_marker(agent, ctx, after or held, top=top)
+
+
+def _answers_last(agent: BaseAgent, ctx: InvocationContext, event: Event) -> bool:
+    """Whether ``event`` is an answer of the agent's own after which an ``LlmAgent`` runs
+    nothing more (no calls or responses, no control actions; an ``output_key`` state
+    delta is fine): safe to commit a moment later, when the body has ended, with the end
+    marker on it."""
+    if not (
+        isinstance(agent, LlmAgent)
+        and event.author == agent.name
+        and event.branch == ctx.branch
+        and not event.partial
+        and event.content is not None
+        and not event.long_running_tool_ids
+    ):
+        return False
+    actions = event.actions
+    control = (
+        actions.transfer_to_agent
+        or actions.escalate
+        or actions.skip_summarization
+        or actions.requested_auth_configs
+        or actions.requested_tool_confirmations
+        or actions.end_of_agent
+        or actions.agent_state is not None
+    )
+    return not control and not event.get_function_calls() and not event.get_function_responses()
 
 
 def _fresh(agent: BaseAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:

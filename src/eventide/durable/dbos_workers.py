@@ -65,6 +65,8 @@ connects there); it must return a resumable Runner."""
 # The worker's runners, built on DBOS's event loop on first use (one worker per process).
 _factory: RunnerFactory | None = None
 _runners: dict[str, Runner] = {}
+# The invocations running in this process (what stop() would abandon).
+_running: set[str] = set()
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
@@ -74,6 +76,7 @@ async def _run_invocation(
     session_id: str,
     message: str | dict[str, Any] | None,
     invocation_id: str,
+    state_delta: dict[str, Any] | None = None,
 ) -> int:
     """One invocation; on a second run (the first worker died) it resumes from the log.
 
@@ -81,9 +84,33 @@ async def _run_invocation(
     the invocation continues from its committed events after a pause, a few times.
     """
     runner = _runner(app_name)
+    _running.add(invocation_id)
+    try:
+        count = await _with_storage_retries(
+            runner, user_id, session_id, message, invocation_id, state_delta
+        )
+    except asyncio.CancelledError:
+        raise  # the worker shut down mid-invocation: it stays counted as abandoned
+    except BaseException:
+        _running.discard(invocation_id)
+        raise
+    _running.discard(invocation_id)
+    return count
+
+
+async def _with_storage_retries(
+    runner: Runner,
+    user_id: str,
+    session_id: str,
+    message: str | dict[str, Any] | None,
+    invocation_id: str,
+    state_delta: dict[str, Any] | None,
+) -> int:
     for attempt in range(_STORAGE_ATTEMPTS):
         try:
-            return await _run_or_resume(runner, user_id, session_id, message, invocation_id)
+            return await _run_or_resume(
+                runner, user_id, session_id, message, invocation_id, state_delta
+            )
         except BackendError:
             if attempt == _STORAGE_ATTEMPTS - 1:
                 raise
@@ -100,6 +127,7 @@ async def _run_or_resume(
     session_id: str,
     message: str | dict[str, Any] | None,
     invocation_id: str,
+    state_delta: dict[str, Any] | None,
 ) -> int:
     session = await runner.session_service.get_session(
         app_name=runner.app_name, user_id=user_id, session_id=session_id
@@ -113,7 +141,11 @@ async def _run_or_resume(
     if not committed:
         content = types.Content.model_validate(message) if isinstance(message, dict) else message
         events = runner.run_async(
-            user_id=user_id, session_id=session_id, new_message=content, invocation_id=invocation_id
+            user_id=user_id,
+            session_id=session_id,
+            new_message=content,
+            state_delta=state_delta,
+            invocation_id=invocation_id,
         )
     elif unfinished_invocation(session) == invocation_id:
         events = runner.resume_async(
@@ -173,6 +205,7 @@ class DbosWorker:
         liveness_interval: seconds between this worker's looks for dead workers' invocations.
         pool_size: connections DBOS keeps to its database (the worker also holds 2 for its
             liveness lock and checks; size PostgreSQL's max_connections for every worker).
+        stop_grace: whole seconds :meth:`stop` waits for the invocations in flight to finish.
     """
 
     runner_factory: RunnerFactory
@@ -183,6 +216,7 @@ class DbosWorker:
     polling_interval: float = 0.1
     liveness_interval: float = 1.0
     pool_size: int = 4
+    stop_grace: int = 5
     _engine: sa.Engine | None = None
     _lock_connection: sa.Connection | None = None
     _stop: threading.Event | None = None
@@ -227,20 +261,34 @@ class DbosWorker:
         )
         self._thread.start()
 
-    def stop(self) -> None:
-        """Stop dequeuing, shut DBOS down and release the liveness lock."""
+    def stop(self) -> int:
+        """Stop dequeuing, give the invocations in flight ``stop_grace`` seconds, shut DBOS
+        down; the number of invocations still running (abandoned), each recovered by another
+        worker once this process has exited.
+
+        A running tool cannot be interrupted (a thread cannot be killed), so with abandoned
+        invocations the liveness lock is kept until the process exits (no other worker
+        starts them while this one still runs them), and the process should exit right away
+        without waiting for its threads (``os._exit``, as ``eventide worker`` does).
+        """
         global _factory
         if self._stop is not None:
             self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
-        DBOS.destroy()
+        # DBOS stops dequeuing, waits up to stop_grace, then cancels what still runs.
+        DBOS.destroy(workflow_completion_timeout_sec=self.stop_grace if _running else 0)
+        abandoned = len(_running)
+        _running.clear()
         _factory = None
         _runners.clear()
+        if abandoned:
+            return abandoned
         if self._lock_connection is not None:
             self._lock_connection.close()
         if self._engine is not None:
             self._engine.dispose()
+        return 0
 
     def recover_dead_workers(self) -> list[str]:
         """Resume the pending invocations of workers whose process is gone; their ids."""
@@ -306,10 +354,12 @@ class InvocationQueue:
         user_id: str,
         session_id: str,
         new_message: types.Content | str,
+        state_delta: dict[str, Any] | None = None,
         invocation_id: str | None = None,
     ) -> str:
         """Enqueue one invocation (the session must exist); returns its invocation id, which
-        is also its DBOS workflow id (enqueueing the same id again does nothing)."""
+        is also its DBOS workflow id (enqueueing the same id again does nothing).
+        ``state_delta`` is committed with the user's message, as ``Runner.run_async`` does."""
         invocation_id = invocation_id or new_invocation_id()
         message: str | dict[str, Any] = (
             new_message
@@ -324,7 +374,9 @@ class InvocationQueue:
             "application_name": _DBOS_APP_NAME,
         }
         try:
-            self._client.enqueue(options, app_name, user_id, session_id, message, invocation_id)
+            self._client.enqueue(
+                options, app_name, user_id, session_id, message, invocation_id, state_delta
+            )
         except OperationalError as exc:
             raise _unreachable(self._url, exc) from exc
         return invocation_id

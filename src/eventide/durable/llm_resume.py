@@ -16,9 +16,9 @@ The agent's own events (on its branch, in its scope) say where its model/tool lo
 - a long-running call that returned nothing (listed ``eventide_waiting``) is never run
   again: the user's answer to it is its result, and the model goes on with it.
 
-Calls answered in one event are answered together: when one model response asked for several
-tools and the process died before their response event was committed, all of them run again
-(each with its own call id).
+When one model response asked for several tools, each call that finished was recorded as it
+finished (:mod:`eventide.flows.recorded_calls`): resuming runs only the calls without a record,
+then commits the one response event for all of them.
 """
 
 from __future__ import annotations
@@ -30,13 +30,14 @@ from eventide.agents.llm_agent import LlmAgent
 from eventide.contexts import InvocationContext
 from eventide.durable.log import AgentProgress, ResumeScope, waiting_calls
 from eventide.errors import ResumeError
-from eventide.events import Event
+from eventide.events import Event, ToolConfirmation
 from eventide.flows.llm_flow import (
     FlowStep,
     after_tool_responses,
     run_llm_flow,
     wait_for_answers,
 )
+from eventide.flows.recorded_calls import ToolResponses, recorded_outcomes, run_calls_recorded
 from eventide.flows.request import build_request
 from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.resume import answered_calls
@@ -97,10 +98,12 @@ async def resume_llm_agent(
         if not calls:
             ctx.end_invocation = True  # still waiting for the user's answer
             return
-        request = await build_request(resolved, ctx)
-        response_event = await run_function_calls(
-            resolved, ctx, calls, request.tools_dict, confirmations=confirmations
-        )
+        results = ToolResponses()
+        own = _own_events(later, agent.name, ctx.branch)
+        async for record in _run_calls(resolved, ctx, calls, own, results, confirmations):
+            yield record
+        assert results.event is not None
+        response_event = results.event
         yield response_event
         model_event = None
     elif calls:
@@ -108,9 +111,9 @@ async def resume_llm_agent(
         answers = [a for a in answers if a.id in asked]
         answered = {a.id for a in answers}
         waiting: set[str] = set()
-        for event in later:
-            if event.author == agent.name and event.branch == ctx.branch:
-                waiting |= waiting_calls(event)
+        own = _own_events(later, agent.name, ctx.branch)
+        for event in own:
+            waiting |= waiting_calls(event)
         pending = [c for c in calls if c.id not in answered and c.id not in waiting]
         if not pending:
             if not answers:
@@ -120,8 +123,13 @@ async def resume_llm_agent(
             async for event in run_llm_flow(_ready(resolved), ctx, answer_paused_calls=False):
                 yield event
             return
-        request = await build_request(resolved, ctx)
-        response_event = await run_function_calls(resolved, ctx, pending, request.tools_dict)
+        results = ToolResponses()
+        async for record in _run_calls(
+            resolved, ctx, pending, own, results, None, several=len(calls) > 1
+        ):
+            yield record
+        assert results.event is not None
+        response_event = results.event
         if not response_event.get_function_responses() and last.long_running_tool_ids:
             async for event in wait_for_answers(ctx, step, response_event):
                 yield event
@@ -150,6 +158,45 @@ async def resume_llm_agent(
         return
     async for event in run_llm_flow(_ready(resolved), ctx, answer_paused_calls=False):
         yield event
+
+
+async def _run_calls(
+    resolved: ResolvedAgent,
+    ctx: InvocationContext,
+    calls: list[types.FunctionCall],
+    own: list[Event],
+    responses: ToolResponses,
+    confirmations: dict[str, ToolConfirmation] | None,
+    *,
+    several: bool | None = None,
+) -> AsyncGenerator[Event, None]:
+    """Run the calls that still need to run, as the live flow runs them: with a record per
+    finished call when one model response asked for ``several`` (the calls recorded before
+    the crash are not run again); set ``responses.event``."""
+    request = await build_request(resolved, ctx)
+    if several is None:
+        several = len(calls) > 1
+    if not several:
+        responses.event = await run_function_calls(
+            resolved, ctx, calls, request.tools_dict, confirmations=confirmations
+        )
+        return
+    recorded = recorded_outcomes(own, {call.id for call in calls if call.id})
+    events = run_calls_recorded(
+        resolved,
+        ctx,
+        calls,
+        request.tools_dict,
+        responses,
+        recorded=recorded,
+        confirmations=confirmations,
+    )
+    async for record in events:
+        yield record
+
+
+def _own_events(events: list[Event], name: str, branch: str | None) -> list[Event]:
+    return [e for e in events if e.author == name and e.branch == branch]
 
 
 async def _ready(resolved: ResolvedAgent) -> ResolvedAgent:

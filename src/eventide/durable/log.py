@@ -11,6 +11,12 @@ A resumable invocation writes small markers into its own events:
 - a long-running tool that returned no initial result commits an event (no content) with
   ``custom_metadata["eventide_waiting"] = [call ids]``: those calls ran and wait for the
   user's answer, and resuming does not run them again;
+- when one model response asks for several tools, each call that finishes commits a record
+  at once, while its siblings still run: an event (no content) whose actions carry the
+  call's state and artifact deltas and whose ``custom_metadata["eventide_call"]`` holds the
+  call's id, name, response (None: a long-running tool that returned nothing) and its other
+  actions. The event answering all the calls comes after the records (its actions without
+  the deltas the records committed); resuming runs only the calls without a record;
 - a ``SequentialAgent`` or ``LoopAgent`` commits ``actions.agent_state =
   {"current_sub_agent": name}`` (a loop adds ``"times_looped"``) before each step, a
   ``ParallelAgent`` ``actions.agent_state = {}`` before it fans out;
@@ -30,11 +36,13 @@ from eventide.events import Event
 
 __all__ = [
     "ANSWERED",
+    "CALL_KEY",
     "ENDED",
     "FINISHED",
     "INVOCATION_KEY",
     "STARTED",
     "WAITING_KEY",
+    "WARNING_KEY",
     "AgentProgress",
     "ResumeScope",
     "invocation_mark",
@@ -50,6 +58,9 @@ FINISHED = "finished"
 ENDED = "ended"
 ANSWERED = "answered"
 WAITING_KEY = "eventide_waiting"
+CALL_KEY = "eventide_call"
+# A warning the runtime commits between turns (e.g. a compaction whose summarizer failed).
+WARNING_KEY = "eventide_warning"
 
 
 def invocation_mark(event: Event) -> str | None:
@@ -80,9 +91,13 @@ def waiting_calls(event: Event) -> set[str]:
 
 
 def is_log_maintenance(event: Event) -> bool:
-    """A rewind or a compaction: written to the log between turns, never part of one."""
+    """A rewind, a compaction or a runtime warning (a compaction that failed): written to
+    the log between turns, never part of one."""
     actions = event.actions
-    return actions.rewind_before_invocation_id is not None or actions.compaction is not None
+    if actions.rewind_before_invocation_id is not None or actions.compaction is not None:
+        return True
+    metadata = event.custom_metadata
+    return metadata is not None and WARNING_KEY in metadata
 
 
 def on_branch(event_branch: str | None, branch: str | None) -> bool:

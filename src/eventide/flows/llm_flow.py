@@ -20,6 +20,7 @@ from eventide.contexts import CallbackContext, InvocationContext
 from eventide.errors import AgentNotFoundError
 from eventide.events import Event, EventActions
 from eventide.flows.pause import pause_requests
+from eventide.flows.recorded_calls import ToolResponses, run_calls_recorded
 from eventide.flows.request import build_request
 from eventide.flows.resolved_agent import ResolvedAgent, first_result
 from eventide.flows.resume import needs_resume, resume_paused_calls
@@ -91,7 +92,15 @@ async def _run_step(
     calls = final.get_function_calls()
     if not calls:
         return
-    response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
+    if ctx.resumable and len(calls) > 1:
+        # Each call is committed as it finishes: a crash re-runs only the unfinished ones.
+        responses = ToolResponses()
+        async for record in run_calls_recorded(agent, ctx, calls, request.tools_dict, responses):
+            yield record
+        assert responses.event is not None
+        response_event = responses.event
+    else:
+        response_event = await run_function_calls(agent, ctx, calls, request.tools_dict)
     if not response_event.get_function_responses() and final.long_running_tool_ids:
         # Only long-running tools without an initial result: wait for the user's answer.
         async for event in wait_for_answers(ctx, step, response_event):

@@ -14,7 +14,11 @@ from eventide.flows.resolved_agent import ResolvedAgent, first_result
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.function_tool import FunctionTool, wrap_result
 
-__all__ = ["run_function_calls"]
+__all__ = ["Outcome", "response_event", "run_function_calls", "run_one_call"]
+
+# One call's answer: its function response part (None: a long-running tool that returned
+# nothing) and the actions its tool and callbacks asked for.
+Outcome = tuple[types.Part | None, EventActions]
 
 
 async def run_function_calls(
@@ -37,12 +41,12 @@ async def run_function_calls(
     """
     confirmations = confirmations or {}
     if len(calls) == 1:
-        outcomes = [await _run_one(agent, ctx, calls[0], tools, confirmations)]
+        outcomes = [await run_one_call(agent, ctx, calls[0], tools, confirmations)]
     else:
         try:
             async with asyncio.TaskGroup() as group:
                 tasks = [
-                    group.create_task(_run_one(agent, ctx, call, tools, confirmations))
+                    group.create_task(run_one_call(agent, ctx, call, tools, confirmations))
                     for call in calls
                 ]
         except BaseExceptionGroup as failure:
@@ -52,6 +56,16 @@ async def run_function_calls(
                 raise real[0] from None
             raise
         outcomes = [task.result() for task in tasks]
+    return response_event(agent, ctx, calls, outcomes)
+
+
+def response_event(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    calls: list[types.FunctionCall],
+    outcomes: list[Outcome],
+) -> Event:
+    """The one event answering ``calls`` (in call order) with their ``outcomes``."""
     actions = EventActions()
     parts: list[types.Part] = []
     waiting: list[str] = []
@@ -74,13 +88,14 @@ async def run_function_calls(
     return event
 
 
-async def _run_one(
+async def run_one_call(
     agent: ResolvedAgent,
     ctx: InvocationContext,
     call: types.FunctionCall,
     tools: dict[str, BaseTool],
     confirmations: dict[str, ToolConfirmation],
-) -> tuple[types.Part | None, EventActions]:
+) -> Outcome:
+    """Run one call (callbacks included); its outcome."""
     confirmation = confirmations.get(call.id or "")
     tool_context = ToolContext(ctx, function_call_id=call.id, tool_confirmation=confirmation)
     result = await _call_tool(agent, call, tools, tool_context, confirmation)

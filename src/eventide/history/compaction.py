@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from eventide import types
 from eventide._ids import new_invocation_id
+from eventide.durable.log import WARNING_KEY
 from eventide.errors import UsageError
 from eventide.events import Event, EventActions, EventCompaction
 from eventide.models.base_llm import BaseLlm
@@ -337,5 +338,5 @@ async def compact_if_due(
         return Event(
             invocation_id=new_invocation_id(),
             author="user",
-            custom_metadata={"eventide_warning": COMPACTION_FAILED, "message": message},
+            custom_metadata={WARNING_KEY: COMPACTION_FAILED, "message": message},
         )

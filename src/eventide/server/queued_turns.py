@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
-from eventide.errors import SessionNotFoundError, UsageError
+from eventide.errors import SessionNotFoundError
 from eventide.events import Event
 from eventide.runner import Runner
 
@@ -39,17 +39,13 @@ class QueuedTurns:
             raise SessionNotFoundError(
                 app_name=runner.app_name, user_id=body.user_id, session_id=body.session_id
             )
-        if body.state_delta:
-            raise UsageError(
-                "state_delta is not supported when turns run on DBOS workers "
-                "(--workers dbos): set state with a session update instead."
-            )
         invocation_id = await asyncio.to_thread(
             self.queue.enqueue,
             app_name=runner.app_name,
             user_id=body.user_id,
             session_id=body.session_id,
             new_message=body.new_message,
+            state_delta=body.state_delta,
         )
         async for event in self.queue.events(
             sessions,
