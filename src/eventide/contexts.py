@@ -268,18 +268,27 @@ class CallbackContext(ReadonlyContext):
             )
         return service
 
-    async def save_artifact(self, filename: str, artifact: types.Part) -> int:
+    async def save_artifact(
+        self,
+        filename: str,
+        artifact: types.Part,
+        custom_metadata: dict[str, Any] | None = None,
+    ) -> int:
         """Save a new version of ``filename``; returns its version number.
 
-        The version is recorded in ``actions.artifact_delta``.
+        The version is recorded in ``actions.artifact_delta``. ``custom_metadata`` (JSON
+        values) is kept with the version (see ``get_artifact_version`` of the service).
         """
         ictx = self._invocation_context
+        # Passed on only when given: artifact services written before it existed still work.
+        extra = {"custom_metadata": custom_metadata} if custom_metadata else {}
         version = await self._artifacts().save_artifact(
             app_name=ictx.app_name,
             user_id=ictx.user_id,
             session_id=ictx.session.id,
             filename=filename,
             artifact=artifact,
+            **extra,
         )
         self._event_actions.artifact_delta[filename] = version
         return version

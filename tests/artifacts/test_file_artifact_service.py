@@ -46,10 +46,9 @@ async def test_a_version_is_a_plain_file_with_its_metadata_beside_it(tmp_path: P
     )
     version = tmp_path / "app" / "alice" / "sessions" / "s1" / "plots%2Fq3.png" / "0"
     assert (version / "payload").read_bytes() == png  # the stored file is the artifact itself
-    assert json.loads((version / "meta.json").read_text()) == {
-        "kind": "bytes",
-        "mime_type": "image/png",
-    }
+    meta = json.loads((version / "meta.json").read_text())
+    assert isinstance(meta.pop("create_time"), float)
+    assert meta == {"kind": "bytes", "mime_type": "image/png", "custom_metadata": {}}
     assert files_under(tmp_path) == [version / "meta.json", version / "payload"]
 
 

@@ -7,6 +7,7 @@ empty store.
 
 from __future__ import annotations
 
+import time
 from typing import TypedDict
 
 import pytest
@@ -99,6 +100,44 @@ class ArtifactServiceContract:
         empty = types.Part(inline_data=types.Blob(mime_type="application/octet-stream", data=b""))
         await save(artifact_service, "empty.bin", empty)
         assert await load(**WHERE, filename="empty.bin") == empty
+
+    async def test_each_version_keeps_its_metadata(
+        self, artifact_service: BaseArtifactService
+    ) -> None:
+        """Custom metadata, save time, MIME type (bytes only) and a canonical URI per version,
+        as google-adk describes a version; tombstoned and missing versions have none."""
+        before = time.time()
+        blob = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG"))
+        await artifact_service.save_artifact(
+            **WHERE, filename="chart.png", artifact=blob, custom_metadata={"source": "q1"}
+        )
+        await artifact_service.save_artifact(**WHERE, filename="chart.png", artifact=text("v1"))
+        first, second = await artifact_service.list_artifact_versions(**WHERE, filename="chart.png")
+        assert (first.version, first.custom_metadata, first.mime_type) == (
+            0,
+            {"source": "q1"},
+            "image/png",
+        )
+        assert (second.version, second.custom_metadata, second.mime_type) == (1, {}, None)
+        assert first.create_time is not None and second.create_time is not None
+        assert before <= first.create_time <= second.create_time <= time.time()
+        assert first.canonical_uri != second.canonical_uri
+        assert first.canonical_uri.split(":", 1)[0] in ("memory", "file")
+        latest = await artifact_service.get_artifact_version(**WHERE, filename="chart.png")
+        assert latest == second
+        assert (
+            await artifact_service.get_artifact_version(**WHERE, filename="chart.png", version=0)
+            == first
+        )
+        assert (
+            await artifact_service.get_artifact_version(**WHERE, filename="chart.png", version=5)
+            is None
+        )
+        assert await artifact_service.get_artifact_version(**WHERE, filename="nope") is None
+        await artifact_service.save_artifact(**WHERE, filename="chart.png", artifact=tombstone())
+        assert await artifact_service.get_artifact_version(**WHERE, filename="chart.png") is None
+        listed = await artifact_service.list_artifact_versions(**WHERE, filename="chart.png")
+        assert [v.version for v in listed] == [0, 1]
 
     async def test_versions_of_missing_file_are_empty(
         self, artifact_service: BaseArtifactService

@@ -48,7 +48,7 @@ class ThreadedServer:
             api,
             lifespan="on",
             log_level="warning",
-            ws="none",
+            ws="auto",
             timeout_graceful_shutdown=graceful_shutdown_timeout,
         )
         self.server = uvicorn.Server(config)

@@ -8,12 +8,20 @@ from __future__ import annotations
 import base64
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from eventide.server import create_app
 from tests.server.harness import ThreadedServer
+
+_ECHO_AGENT = """
+from eventide import LlmAgent
+from eventide.testing import ScriptedModel
+
+root_agent = LlmAgent(name="echo", model=ScriptedModel(responses=[]), instruction="echo")
+"""
 
 
 def _session(client: httpx.Client, app: str = "tools", **body: object) -> tuple[str, str]:
@@ -43,6 +51,31 @@ def test_version_app_info_and_ui_config(client: httpx.Client) -> None:
         "telemetry": None,
     }
     assert client.get("/config/telemetry").json() == {"telemetry": None}
+
+
+def test_telemetry_consent_is_asked_once_and_remembered(tmp_path: Path) -> None:
+    """As `adk web`: no answer until the UI posts one (with its security header), then the
+    answer, kept in the apps folder so a restarted server does not ask again; a post without
+    the header or with a non-boolean answer is refused and stores nothing."""
+    app_dir = tmp_path / "hello"
+    app_dir.mkdir()
+    (app_dir / "agent.py").write_text(_ECHO_AGENT)
+    header = {"x-adk-telemetry-request": "true"}
+    with ThreadedServer(create_app(apps_dir=tmp_path)) as server:
+        with httpx.Client(base_url=server.url) as client:
+            assert client.get("/config/telemetry").json() == {"telemetry": None}
+            refused = client.post("/config/telemetry", json={"telemetry": False})
+            assert refused.status_code == 400
+            assert "x-adk-telemetry-request" in refused.json()["detail"]
+            wrong = client.post("/config/telemetry", json={"telemetry": "no"}, headers=header)
+            assert wrong.status_code == 422
+            assert client.get("/config/telemetry").json() == {"telemetry": None}
+            answered = client.post("/config/telemetry", json={"telemetry": False}, headers=header)
+            assert answered.json() == {"telemetry": False}
+            assert client.get("/config/telemetry").json() == {"telemetry": False}
+    with ThreadedServer(create_app(apps_dir=tmp_path)) as server:
+        with httpx.Client(base_url=server.url) as client:
+            assert client.get("/config/telemetry").json() == {"telemetry": False}
 
 
 def test_app_info_lists_function_declarations_in_camel_case() -> None:
@@ -174,6 +207,7 @@ def test_save_list_metadata_load_and_delete_artifacts(client: httpx.Client) -> N
     assert [(m["version"], m.get("mimeType")) for m in listed] == [(0, "text/plain"), (1, None)]
     one = client.get(f"{base}/notes.txt/versions/1/metadata").json()
     assert (one["version"], one["customMetadata"]) == (1, {})
+    assert set(one) == {"version", "canonicalUri", "customMetadata", "createTime"}
     assert client.get(f"{base}/notes.txt/versions/7/metadata").status_code == 404
     assert client.get(f"{base}/nope.txt/versions/metadata").json() == []
 
@@ -183,8 +217,37 @@ def test_save_list_metadata_load_and_delete_artifacts(client: httpx.Client) -> N
     assert client.delete(f"{base}/notes.txt").status_code == 200
 
 
+def test_artifact_versions_keep_custom_metadata_in_adks_shape(client: httpx.Client) -> None:
+    """customMetadata sent with a save is kept with that version and answered back, with its
+    createTime, mimeType and canonicalUri, in the keys `adk api_server` sends (its data keys
+    as sent); other versions keep their own."""
+    user, sid = _session(client)
+    base = f"/apps/tools/users/{user}/sessions/{sid}/artifacts"
+    data = base64.b64encode(b"%PDF-1.7").decode()
+    saved = client.post(
+        base,
+        json={
+            "filename": "reports/q1.pdf",
+            "artifact": {"inlineData": {"mimeType": "application/pdf", "data": data}},
+            "customMetadata": {"source_system": "erp", "pages": 3, "tags": ["q1"]},
+        },
+    ).json()
+    assert set(saved) == {"version", "canonicalUri", "customMetadata", "createTime", "mimeType"}
+    assert saved["customMetadata"] == {"source_system": "erp", "pages": 3, "tags": ["q1"]}
+    assert (saved["version"], saved["mimeType"]) == (0, "application/pdf")
+    assert isinstance(saved["createTime"], float)
+    client.post(
+        base,
+        json={"filename": "reports/q1.pdf", "artifact": {"text": "x"}, "custom_metadata": {"a": 1}},
+    )
+    listed = client.get(f"{base}/reports/q1.pdf/versions/metadata").json()
+    assert listed[0] == saved
+    assert (listed[1]["customMetadata"], "mimeType" in listed[1]) == ({"a": 1}, False)
+    assert client.get(f"{base}/reports/q1.pdf/versions/0/metadata").json() == saved
+
+
 def test_bad_artifact_requests_are_refused_and_store_nothing(client: httpx.Client) -> None:
-    """Path traversal, wrong types, missing fields, metadata Eventide cannot keep, unknown
+    """Path traversal, wrong types, missing fields, metadata that is not an object, unknown
     sessions: each a 4xx saying what to fix, and no artifact is written."""
     user, sid = _session(client)
     base = f"/apps/tools/users/{user}/sessions/{sid}/artifacts"
@@ -195,9 +258,9 @@ def test_bad_artifact_requests_are_refused_and_store_nothing(client: httpx.Clien
         ({"filename": 5, "artifact": {"text": "x"}}, 422, "string"),
         ({"filename": "a.txt", "artifact": {}}, 422, "must hold text"),
         (
-            {"filename": "a.txt", "artifact": {"text": "x"}, "customMetadata": {"k": 1}},
+            {"filename": "a.txt", "artifact": {"text": "x"}, "customMetadata": ["k"]},
             422,
-            "customMetadata",
+            "dictionary",
         ),
     ]
     for body, status, words in cases:

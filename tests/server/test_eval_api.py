@@ -120,9 +120,13 @@ def test_session_to_eval_case_to_run_to_stored_result(
     assert (
         app_folder / ".eventide" / "eval_history" / f"{result_id}.evalset_result.json"
     ).is_file()
-    # The eval ran in its own session, not among the user's.
+    # As with `adk web`, the case ran in a new session of the server's own store, as the
+    # case's user, so the UI can open it beside the result: the replayed turn is there.
     listed = client.get("/apps/weather/users/u1/sessions").json()
-    assert [s["id"] for s in listed] == [sid]
+    assert sorted(s["id"] for s in listed) == sorted([sid, result["sessionId"]])
+    replayed = client.get(f"/apps/weather/users/u1/sessions/{result['sessionId']}").json()
+    assert replayed["events"][0]["content"]["parts"] == [{"text": "what is the weather in Paris?"}]
+    assert replayed["events"][-1]["content"]["parts"] == [{"text": "It is sunny in Paris."}]
 
 
 def test_update_a_case_and_the_run_fails_where_it_differs(client: httpx.Client) -> None:

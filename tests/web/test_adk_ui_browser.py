@@ -118,9 +118,10 @@ def test_adk_dev_ui_against_eventide(adk_ui_server: ThreadedServer, tmp_path: Pa
     """ADK's UI unchanged against Eventide: a turn with a tool call, every tab of the event
     panel (info, graph, model request and response from Eventide's traces, raw event), the
     trace view, state, artifacts and their versions, the session list (new, switch,
-    rename — a state update through PATCH —, export, import, delete), uploading a file,
-    streaming, and a page reload in the middle of a stream (the turn is cancelled, nothing
-    half-done is stored, the reloaded page works)."""
+    rename — a state update through PATCH —, export, import, delete), the update-state
+    dialog, uploading a file, streaming, a page reload in the middle of a stream (the turn
+    is cancelled, nothing half-done is stored, the reloaded page works), and the evals tab
+    (an eval set made from a session, run, its result shown)."""
     _need_browser()
     from playwright.sync_api import expect, sync_playwright
 
@@ -145,6 +146,7 @@ def test_adk_dev_ui_against_eventide(adk_ui_server: ThreadedServer, tmp_path: Pa
                 ),
             )
             page.on("pageerror", lambda exc: failed.append(f"page error: {exc}"))
+            page.on("dialog", lambda alert: failed.append(f"alert: {alert.message}"))
 
             # --- a turn with a tool call ---
             page.goto(url + "/dev-ui/?app=weather")
@@ -270,6 +272,38 @@ def test_adk_dev_ui_against_eventide(adk_ui_server: ThreadedServer, tmp_path: Pa
                 snack.click()
             expect(page.locator("mat-snack-bar-container")).to_have_count(0)
 
+            # --- update state: edit the session's state as JSON in ADK's dialog; the UI
+            # sends it with the next message (stateDelta), Eventide commits it with that turn ---
+            page.locator("button.input-prefix-menu-btn").click()
+            page.get_by_role("menuitem").filter(has_text="Update state").click()
+            dialog = page.locator("mat-dialog-container")
+            expect(dialog.get_by_role("heading", name="Update state")).to_be_visible()
+            expect(dialog).to_contain_text('"displayName": "Lyon trip"')  # the current state
+            editor = dialog.locator(".cm-content")
+            editor.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.insert_text(json.dumps({**stored["state"], "units": "celsius"}))
+            # ADK's JSON editor (svelte-jsoneditor) takes typed text in when it loses focus
+            # (or after a pause); Save reads what it has taken in.
+            editor.blur()
+            dialog.get_by_role("button", name="Save").click()
+            # The UI takes the edited state once the dialog has closed (its animation done).
+            expect(dialog).to_have_count(0)
+            expect(page.get_by_text("Updated session state")).to_be_visible()
+            box.fill("Hello again")
+            box.press("Enter")
+            expect(page.get_by_text("You said: Hello again")).to_be_visible()
+            expect(page.get_by_text("Updated session state")).to_have_count(0)
+            updated = httpx.get(f"{url}/apps/weather/users/user/sessions/{first}").json()
+            assert updated["state"].get("units") == "celsius", failed
+            assert updated["state"]["__session_metadata__"]["displayName"] == "Lyon trip"
+            turn = [e for e in updated["events"] if e["author"] == "user"][-1]
+            assert turn["content"]["parts"] == [{"text": "Hello again"}]
+            assert turn["actions"]["stateDelta"]["units"] == "celsius"
+            page.locator(".tab-label", has_text="State").click()
+            expect(page.locator(".segment-key", has_text="units")).to_be_visible()
+            expect(page.get_by_text('"celsius"').first).to_be_visible()
+
             # --- upload a file with a message ---
             upload = tmp_path / "notes.txt"
             upload.write_text("pack an umbrella")
@@ -306,7 +340,44 @@ def test_adk_dev_ui_against_eventide(adk_ui_server: ThreadedServer, tmp_path: Pa
             box.press("Enter")
             expect(page.get_by_text("It is sunny in Lyon today.").last).to_be_visible()
 
-            # Evals tab: i16b adds its step here (eval set, run, result).
+            # --- evals: a new session becomes the case of a new eval set, run in the UI ---
+            page.get_by_role("button", name="New Session").click()
+            box.fill("Weather in Lyon?")
+            box.press("Enter")
+            expect(page.get_by_text("It is sunny in Lyon today.")).to_be_visible()
+            page.locator(".tab-label", has_text="Evals").click()
+            evals = page.locator("app-eval-tab")
+            evals.get_by_text("Create Evaluation Set").click()
+            dialog = page.locator("mat-dialog-container")
+            dialog.locator("input").fill("trip_checks")
+            dialog.get_by_role("button", name="Create").click()
+            evals.get_by_text("trip_checks").click()
+            evals.get_by_text("From Current Session").click()
+            dialog.locator("input").fill("lyon_case")
+            dialog.get_by_role("button", name="Create").click()
+            expect(evals.get_by_text("lyon_case")).to_be_visible()
+            evals.get_by_text("Run All").click()
+            expect(dialog.get_by_text("Tool Trajectory")).to_be_visible()  # Eventide's metrics
+            expect(dialog.get_by_text("Response Match")).to_be_visible()
+            dialog.get_by_role("button", name="Run").click()
+            # The run's summary, then the case's result with the replayed conversation.
+            expect(evals.get_by_text("1 PASS")).to_be_visible()
+            expect(evals.get_by_text("lyon_case")).to_be_visible()
+            expect(
+                page.get_by_text(re.compile(r"EVAL RESULT: .* > LYON_CASE", re.I))
+            ).to_be_visible()
+            expect(page.get_by_text("It is sunny in Lyon today.")).to_be_visible()
+            expect(page.get_by_text("PASS", exact=True)).to_have_count(3)
+            results = httpx.get(f"{url}/dev/apps/weather/eval_results").json()
+            (result,) = [
+                httpx.get(f"{url}/dev/apps/weather/eval_results/{r}").json() for r in results
+            ]
+            (case,) = result["evalCaseResults"]
+            assert (case["evalId"], case["finalEvalStatus"]) == ("lyon_case", 1)
+            assert {m["metricName"]: m["score"] for m in case["overallEvalMetricResults"]} == {
+                "tool_trajectory_avg_score": 1.0,
+                "response_match_score": 1.0,
+            }
 
             assert failed == []
         finally:

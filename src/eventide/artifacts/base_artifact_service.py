@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel, Field
 
 from eventide import types
 from eventide.errors import InvalidArtifactNameError
 
 __all__ = [
     "TOMBSTONE_MIME_TYPE",
+    "ArtifactVersion",
     "BaseArtifactService",
     "is_tombstone",
     "is_user_scoped",
@@ -18,6 +24,43 @@ __all__ = [
 
 TOMBSTONE_MIME_TYPE = "application/vnd.eventide.absent"
 """The MIME type of a tombstone version (see :func:`tombstone`); reserved for it."""
+
+
+class ArtifactVersion(BaseModel):
+    """What is known of one stored version, as google-adk describes it (the HTTP API sends
+    it camelCase: ``version``, ``canonicalUri``, ``customMetadata``, ``createTime``,
+    ``mimeType``)."""
+
+    version: int
+    canonical_uri: str
+    """Where the version lives: a ``file://`` path, the object store's URL, or a
+    ``memory://`` name for versions kept in process memory."""
+    custom_metadata: dict[str, Any] = Field(default_factory=dict)
+    """What the saver attached to the version (``save_artifact(custom_metadata=...)``)."""
+    create_time: float | None = None
+    """When the version was saved (seconds since the epoch); None when the store did not
+    record it."""
+    mime_type: str | None = None
+    """The bytes' MIME type; None for a text artifact."""
+
+
+def new_version_record(custom_metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """The metadata a store keeps beside a new version: custom metadata and save time."""
+    return {"custom_metadata": dict(custom_metadata or {}), "create_time": time.time()}
+
+
+def memory_uri(
+    app_name: str, user_id: str, session_id: str | None, filename: str, version: int
+) -> str:
+    """The ``memory://`` canonical URI of a version kept in process memory."""
+    scope = "" if is_user_scoped(filename) else f"/sessions/{quote(session_id or '')}"
+    where = f"apps/{quote(app_name)}/users/{quote(user_id)}{scope}"
+    return f"memory://{where}/artifacts/{quote(filename)}/versions/{version}"
+
+
+def mime_type_of(part: types.Part) -> str | None:
+    """The MIME type of the part's bytes (None for text)."""
+    return part.inline_data.mime_type if part.inline_data is not None else None
 
 
 class BaseArtifactService(ABC):
@@ -42,8 +85,12 @@ class BaseArtifactService(ABC):
         session_id: str | None,
         filename: str,
         artifact: types.Part,
+        custom_metadata: dict[str, Any] | None = None,
     ) -> int:
-        """Store a new version of ``filename`` and return its number (0 for the first)."""
+        """Store a new version of ``filename`` and return its number (0 for the first).
+
+        ``custom_metadata`` (JSON values) is kept with the version and returned by
+        :meth:`get_artifact_version`."""
 
     @abstractmethod
     async def load_artifact(
@@ -74,6 +121,61 @@ class BaseArtifactService(ABC):
         self, *, app_name: str, user_id: str, session_id: str | None, filename: str
     ) -> list[int]:
         """The versions of ``filename`` in ascending order (empty when absent)."""
+
+    async def get_artifact_version(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None,
+        filename: str,
+        version: int | None = None,
+    ) -> ArtifactVersion | None:
+        """What is known of the given version (the latest when None); None when absent.
+
+        This default knows only what the stored part tells (its MIME type) and names the
+        version with a ``memory://`` URI; the stores shipped with Eventide override it with
+        what they keep (custom metadata, save time, where the bytes are)."""
+        versions = await self.list_versions(
+            app_name=app_name, user_id=user_id, session_id=session_id, filename=filename
+        )
+        number = versions[-1] if version is None and versions else version
+        if number is None or number not in versions:
+            return None
+        part = await self.load_artifact(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            filename=filename,
+            version=number,
+        )
+        if part is None:
+            return None
+        return ArtifactVersion(
+            version=number,
+            canonical_uri=memory_uri(app_name, user_id, session_id, filename, number),
+            mime_type=mime_type_of(part),
+        )
+
+    async def list_artifact_versions(
+        self, *, app_name: str, user_id: str, session_id: str | None, filename: str
+    ) -> list[ArtifactVersion]:
+        """:meth:`get_artifact_version` of every version present, oldest first (tombstones
+        left out)."""
+        found: list[ArtifactVersion] = []
+        for number in await self.list_versions(
+            app_name=app_name, user_id=user_id, session_id=session_id, filename=filename
+        ):
+            described = await self.get_artifact_version(
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                filename=filename,
+                version=number,
+            )
+            if described is not None:
+                found.append(described)
+        return found
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""

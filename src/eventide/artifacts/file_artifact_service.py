@@ -33,9 +33,11 @@ from urllib.parse import quote, unquote
 from eventide import types
 from eventide.artifacts.base_artifact_service import (
     TOMBSTONE_MIME_TYPE,
+    ArtifactVersion,
     BaseArtifactService,
     is_tombstone,
     is_user_scoped,
+    new_version_record,
     validate_artifact_name,
 )
 from eventide.errors import (
@@ -94,9 +96,11 @@ class FileArtifactService(BaseArtifactService):
         session_id: str | None,
         filename: str,
         artifact: types.Part,
+        custom_metadata: dict[str, Any] | None = None,
     ) -> int:
         validate_artifact_name(filename)
         payload, meta = encode_part(types.Part.model_validate(artifact))
+        meta.update(new_version_record(custom_metadata))
         folder = self._file_folder(app_name, user_id, session_id, filename)
         try:
             return await asyncio.to_thread(self._save_sync, folder, payload, meta)
@@ -122,6 +126,18 @@ class FileArtifactService(BaseArtifactService):
     ) -> types.Part | None:
         folder = self._file_folder(app_name, user_id, session_id, filename)
         return await asyncio.to_thread(self._load_sync, folder, version)
+
+    async def get_artifact_version(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None,
+        filename: str,
+        version: int | None = None,
+    ) -> ArtifactVersion | None:
+        folder = self._file_folder(app_name, user_id, session_id, filename)
+        return await asyncio.to_thread(_describe_version, folder, version)
 
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str | None
@@ -288,19 +304,29 @@ def _numbered(folder: Path) -> list[int]:
 
 def _read_version(target: Path) -> types.Part | None:
     """The part stored in one version folder, or None when it is not a committed version."""
+    meta = _read_meta(target)
     try:
-        meta_bytes = (target / _META).read_bytes()
         payload = (target / _PAYLOAD).read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return None
+    return None if meta is None else decode_part(payload, meta, where=str(target))
+
+
+def _read_meta(target: Path) -> dict[str, Any] | None:
+    """A version folder's metadata, or None when it is not there (not committed, or deleted
+    meanwhile)."""
     try:
-        meta = json.loads(meta_bytes)
+        meta_bytes = (target / _META).read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        meta: dict[str, Any] = json.loads(meta_bytes)
     except ValueError as exc:
         raise CorruptRecordError(
             f"Artifact metadata {str(target / _META)!r} is not valid JSON ({exc}); it was "
             "edited or damaged outside Eventide. Delete that version folder or restore it."
         ) from exc
-    return decode_part(payload, meta, where=str(target))
+    return meta
 
 
 def _versions(folder: Path) -> list[int]:
@@ -329,6 +355,27 @@ def _file_names(scope_folder: Path) -> list[str]:
         if versions and not _is_tombstone_version(scope_folder / name / str(versions[-1])):
             present.append(name)
     return present
+
+
+def describe_version(meta: dict[str, Any], version: int, uri: str) -> ArtifactVersion:
+    """A version's description from the metadata :func:`encode_part` and the save wrote."""
+    return ArtifactVersion(
+        version=version,
+        canonical_uri=uri,
+        custom_metadata=dict(meta.get("custom_metadata") or {}),
+        create_time=meta.get("create_time"),
+        mime_type=meta.get("mime_type") if meta.get("kind") == "bytes" else None,
+    )
+
+
+def _describe_version(folder: Path, version: int | None) -> ArtifactVersion | None:
+    committed = _versions(folder)
+    number = (committed[-1] if committed else None) if version is None else version
+    if number is None or number not in committed:
+        return None
+    target = folder / str(number)
+    meta = None if _is_tombstone_version(target) else _read_meta(target)
+    return None if meta is None else describe_version(meta, number, (target / _PAYLOAD).as_uri())
 
 
 def _is_tombstone_version(target: Path) -> bool:

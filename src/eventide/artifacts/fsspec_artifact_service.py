@@ -37,12 +37,19 @@ from fsspec.implementations.local import LocalFileSystem
 from eventide import types
 from eventide.artifacts.base_artifact_service import (
     TOMBSTONE_MIME_TYPE,
+    ArtifactVersion,
     BaseArtifactService,
     is_tombstone,
     is_user_scoped,
+    new_version_record,
     validate_artifact_name,
 )
-from eventide.artifacts.file_artifact_service import decode_part, encode_part, path_segment
+from eventide.artifacts.file_artifact_service import (
+    decode_part,
+    describe_version,
+    encode_part,
+    path_segment,
+)
 from eventide.errors import BackendError, ConfigurationError, CorruptRecordError
 
 __all__ = ["FsspecArtifactService"]
@@ -85,9 +92,11 @@ class FsspecArtifactService(BaseArtifactService):
         session_id: str | None,
         filename: str,
         artifact: types.Part,
+        custom_metadata: dict[str, Any] | None = None,
     ) -> int:
         validate_artifact_name(filename)
         payload, meta = encode_part(types.Part.model_validate(artifact))
+        meta.update(new_version_record(custom_metadata))
         meta["size"] = len(payload)
         blob = _MAGIC + json.dumps(meta).encode() + b"\n" + payload
         folder = self._file_folder(app_name, user_id, session_id, filename)
@@ -110,6 +119,18 @@ class FsspecArtifactService(BaseArtifactService):
     ) -> types.Part | None:
         folder = self._file_folder(app_name, user_id, session_id, filename)
         return await asyncio.to_thread(self._load_sync, folder, version)
+
+    async def get_artifact_version(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None,
+        filename: str,
+        version: int | None = None,
+    ) -> ArtifactVersion | None:
+        folder = self._file_folder(app_name, user_id, session_id, filename)
+        return await asyncio.to_thread(self._describe_sync, folder, version)
 
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str | None
@@ -167,6 +188,23 @@ class FsspecArtifactService(BaseArtifactService):
             return version
 
     def _read_sync(self, path: str) -> types.Part | None:
+        stored = self._read_object_sync(path)
+        return None if stored is None else decode_part(stored[1], stored[0], where=path)
+
+    def _describe_sync(self, folder: str, version: int | None) -> ArtifactVersion | None:
+        candidates = reversed(self._versions_sync(folder)) if version is None else [version]
+        for number in candidates:
+            path = f"{folder}/{number}"
+            stored = self._read_object_sync(path) if number >= 0 else None
+            if stored is None:
+                continue  # the newest may still be in flight
+            if is_tombstone(decode_part(stored[1], stored[0], where=path)):
+                return None
+            return describe_version(stored[0], number, self._fs.unstrip_protocol(path))
+        return None
+
+    def _read_object_sync(self, path: str) -> tuple[dict[str, Any], bytes] | None:
+        """A version object's metadata and payload; None when absent or still in flight."""
         try:
             with self._fs.open(path, "rb") as f:
                 data = cast(bytes, f.read())
@@ -191,7 +229,7 @@ class FsspecArtifactService(BaseArtifactService):
         payload = data[meta_end + 1 :]
         if len(payload) < meta.get("size", 0):
             return None  # still being written, or a torn write left by a crash
-        return decode_part(payload, meta, where=path)
+        return meta, payload
 
     def _load_sync(self, folder: str, version: int | None) -> types.Part | None:
         part: types.Part | None = None

@@ -1,9 +1,10 @@
 """Running an eval set: replay each case's conversation against the app and score it.
 
-Each case runs in a fresh session of its own in memory (never in the app's session store),
-as the case's ``session_input`` user with its state. Every user message of the case is sent
-in turn, whatever the agent answered before, and the turn's events become the *actual*
-invocation that the metrics compare with the expected one.
+Each case runs in a fresh session of its own, as the case's ``session_input`` user with its
+state: in memory by default (``eventide eval``), or in the session store given (the dev
+server passes its own, as ``adk web`` does, so the UI can open the session a case ran in).
+Every user message of the case is sent in turn, whatever the agent answered before, and the
+turn's events become the *actual* invocation that the metrics compare with the expected one.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import uuid
 from collections.abc import Sequence
 
 from eventide.agents.base_agent import BaseAgent
+from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.errors import UnknownEvalCaseError
 from eventide.evaluation.eval_set import (
@@ -34,6 +36,7 @@ from eventide.evaluation.metrics import METRICS, check_metrics, score_invocation
 from eventide.events import Event
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.runner import Runner
+from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import Session
 from eventide.types import Content
@@ -106,11 +109,14 @@ async def run_eval_set(
     eval_set: EvalSet,
     cases: Sequence[EvalCase],
     metrics: Sequence[EvalMetric],
+    session_service: BaseSessionService | None = None,
+    artifact_service: BaseArtifactService | None = None,
 ) -> EvalSetResult:
     """Run ``cases`` of ``eval_set`` against ``agent`` and score them with ``metrics``.
 
-    The runner is built here on in-memory services and is not closed afterwards: it
-    shares the agent (and its toolsets) with the app's own runner.
+    The runner is built here (on in-memory services unless ``session_service`` and
+    ``artifact_service`` are given) and is not closed afterwards: it shares the agent (and
+    its toolsets) with the app's own runner.
 
     Raises:
         UnknownMetricError: a metric Eventide does not score (checked before anything runs).
@@ -119,8 +125,8 @@ async def run_eval_set(
     runner = Runner(
         app_name=app_name,
         agent=agent,
-        session_service=InMemorySessionService(),
-        artifact_service=InMemoryArtifactService(),
+        session_service=session_service or InMemorySessionService(),
+        artifact_service=artifact_service or InMemoryArtifactService(),
         plugins=list(plugins),
     )
     limit = asyncio.Semaphore(_CONCURRENT_CASES)

@@ -19,6 +19,7 @@ methods, status codes and camelCase JSON; the OpenAPI spec is at ``/openapi.json
 ``DELETE /apps/{app}/users/{user}/sessions/{session_id}``                delete
 ``POST /run``                                                            one turn -> its events
 ``POST /run_sse``                                                        one turn as SSE
+``WEBSOCKET /run_live``                                                  turns on a websocket
 ``GET|POST|DELETE .../sessions/{id}/artifacts[/{name}[/versions[/{v}]]]``  artifacts
 ``GET .../artifacts/{name}/versions[/{v}]/metadata``                     version metadata
 ``PATCH /apps/{app}/users/{user}/memory``                                add a session to memory

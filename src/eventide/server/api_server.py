@@ -34,10 +34,12 @@ from eventide.server.dev_routes import add_dev_routes
 from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
 from eventide.server.info_routes import add_info_routes
+from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.run_routes import InflightTurns, add_run_routes
 from eventide.server.session_routes import add_session_routes
+from eventide.server.telemetry_consent import TelemetryConsent, add_telemetry_consent_routes
 from eventide.server.trace_store import TraceStore, build_trace_recording
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
@@ -191,10 +193,13 @@ def create_app(
     add_session_routes(api, registry)
     queued = QueuedTurns(invocation_queue) if invocation_queue is not None else None
     add_run_routes(api, registry, inflight, queued)
+    add_live_routes(api, registry, inflight)
     add_artifact_routes(api, registry)
     add_history_routes(api, registry)
     add_eval_routes(api, registry)
     add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
+    consent_file = folder / ".eventide" / "ui-config.json" if folder is not None else None
+    add_telemetry_consent_routes(api, TelemetryConsent(consent_file))
 
     open_prefixes: tuple[str, ...] = ()
     if web or adk_ui is not None:

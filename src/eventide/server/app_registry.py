@@ -67,6 +67,11 @@ class AppRegistry:
 
         return discover_apps(self.apps_dir)
 
+    @property
+    def server_plugins(self) -> list[BasePlugin]:
+        """The plugins the server adds after each app's own (request recorder, traces)."""
+        return list(self._plugins)
+
     def names(self) -> list[str]:
         """The names of the apps served, sorted."""
         return sorted({*self._apps, *self._folders()})

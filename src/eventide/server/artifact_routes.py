@@ -8,20 +8,24 @@ before anything is read or stored; every route answers 404 for an unknown app or
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import quote
+from typing import Any, cast
 
 from fastapi import FastAPI, HTTPException, Query, Request, Response
 from pydantic import ValidationError
 
 from eventide import types
-from eventide.artifacts.base_artifact_service import BaseArtifactService, validate_artifact_name
+from eventide.artifacts.base_artifact_service import (
+    ArtifactVersion,
+    BaseArtifactService,
+    validate_artifact_name,
+)
 from eventide.errors import InvalidArtifactNameError
 from eventide.server.app_registry import AppRegistry
 from eventide.server.json_responses import json_response, known_app, read_json, validation_error
 from eventide.server.request_models import SaveArtifactRequest
 from eventide.server.session_routes import no_session
 from eventide.sessions.session import GetSessionConfig
+from eventide.types import camel_case_keys
 
 __all__ = ["add_artifact_routes"]
 
@@ -40,22 +44,11 @@ def _checked_name(name: str) -> str:
     return name
 
 
-def _canonical_uri(app: str, user: str, session: str, name: str, version: int) -> str:
-    where = f"{quote(app)}/users/{quote(user)}/sessions/{quote(session)}"
-    return f"eventide-artifact://apps/{where}/artifacts/{quote(name)}/versions/{version}"
-
-
-def _version_metadata(
-    app: str, user: str, session: str, name: str, version: int, part: types.Part | None
-) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "version": version,
-        "canonicalUri": _canonical_uri(app, user, session, name, version),
-        "customMetadata": {},
-    }
-    if part is not None and part.inline_data is not None and part.inline_data.mime_type:
-        data["mimeType"] = part.inline_data.mime_type
-    return data
+def _described(version: ArtifactVersion) -> dict[str, Any]:
+    """A version's metadata as ADK sends it: ``version``, ``canonicalUri``,
+    ``customMetadata``, ``createTime`` and (for bytes) ``mimeType``."""
+    data = camel_case_keys(version.model_dump(mode="json", exclude_none=True))
+    return cast("dict[str, Any]", data)
 
 
 def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
@@ -105,6 +98,26 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
             raise not_found(name, version)
         return part
 
+    async def describe(
+        app_name: str, user_id: str, session_id: str, name: str, version: int
+    ) -> dict[str, Any]:
+        """The version's metadata in ADK's shape; 404 when it is absent."""
+        service = artifacts()
+        found = (
+            None
+            if service is None
+            else await service.get_artifact_version(
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                filename=name,
+                version=version,
+            )
+        )
+        if found is None:
+            raise not_found(name, version)
+        return _described(found)
+
     async def versions_of(app_name: str, user_id: str, session_id: str, name: str) -> list[int]:
         _checked_name(name)
         await check_session(app_name, user_id, session_id)
@@ -142,12 +155,6 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         except ValidationError as exc:
             raise validation_error(exc) from exc
         name = _checked_name(body.filename)
-        if body.custom_metadata:
-            raise HTTPException(
-                422,
-                detail="customMetadata is not supported: Eventide's artifact stores keep no "
-                "per-version metadata. Send the artifact without it.",
-            )
         part = body.artifact
         if part.text is None and part.inline_data is None:
             raise HTTPException(
@@ -159,14 +166,17 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         service = artifacts()
         if service is None:
             raise HTTPException(409, detail=_NO_SERVICE)
+        extra = {"custom_metadata": body.custom_metadata} if body.custom_metadata else {}
         version = await service.save_artifact(
             app_name=app_name,
             user_id=user_id,
             session_id=session_id,
             filename=name,
             artifact=part,
+            **extra,
         )
-        return json_response(_version_metadata(app_name, user_id, session_id, name, version, part))
+        # (a 404 if another request deleted it in between)
+        return json_response(await describe(app_name, user_id, session_id, name, version))
 
     @api.get(
         _ARTIFACTS + "/{name:path}/versions/metadata",
@@ -176,12 +186,19 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
     async def list_versions_metadata(
         app_name: str, user_id: str, session_id: str, name: str
     ) -> Response:
-        """One ``{"version", "canonicalUri", "customMetadata", "mimeType"}`` per version."""
-        listed: list[dict[str, Any]] = []
-        for version in await versions_of(app_name, user_id, session_id, name):
-            part = await load_part(app_name, user_id, session_id, name, version)
-            listed.append(_version_metadata(app_name, user_id, session_id, name, version, part))
-        return json_response(listed)
+        """One ``{"version", "canonicalUri", "customMetadata", "createTime", "mimeType"}`` per
+        version present, oldest first."""
+        _checked_name(name)
+        await check_session(app_name, user_id, session_id)
+        service = artifacts()
+        listed = (
+            []
+            if service is None
+            else await service.list_artifact_versions(
+                app_name=app_name, user_id=user_id, session_id=session_id, filename=name
+            )
+        )
+        return json_response([_described(v) for v in listed])
 
     @api.get(
         _ARTIFACTS + "/{name:path}/versions/{version}/metadata",
@@ -191,9 +208,11 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
     async def version_metadata(
         app_name: str, user_id: str, session_id: str, name: str, version: int
     ) -> Response:
-        """``{"version", "canonicalUri", "customMetadata", "mimeType"}``; 404 when absent."""
-        part = await load_part(app_name, user_id, session_id, name, version)
-        return json_response(_version_metadata(app_name, user_id, session_id, name, version, part))
+        """``{"version", "canonicalUri", "customMetadata", "createTime", "mimeType"}``; 404
+        when absent."""
+        _checked_name(name)
+        await check_session(app_name, user_id, session_id)
+        return json_response(await describe(app_name, user_id, session_id, name, version))
 
     @api.get(
         _ARTIFACTS + "/{name:path}/versions",

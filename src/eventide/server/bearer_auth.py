@@ -17,7 +17,8 @@ __all__ = ["BearerAuthMiddleware"]
 
 
 class BearerAuthMiddleware:
-    """Answers 401 to HTTP requests without ``Authorization: Bearer <token>``.
+    """Answers 401 to HTTP requests without ``Authorization: Bearer <token>``, and refuses
+    websocket handshakes without it (``/run_live``).
 
     Args:
         app: the wrapped ASGI app.
@@ -42,8 +43,13 @@ class BearerAuthMiddleware:
         self._open_prefixes = tuple(open_prefixes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self._is_open(scope) or self._authorized(scope):
+        kind = scope["type"]
+        if kind not in ("http", "websocket") or self._is_open(scope) or self._authorized(scope):
             await self.app(scope, receive, send)
+            return
+        if kind == "websocket":  # refused before the handshake: the client sees a 403
+            reason = "Missing or wrong bearer token"
+            await send({"type": "websocket.close", "code": 1008, "reason": reason})
             return
         body = json.dumps(
             {
@@ -65,7 +71,7 @@ class BearerAuthMiddleware:
         await send({"type": "http.response.body", "body": body})
 
     def _is_open(self, scope: Scope) -> bool:
-        if scope["method"] == "OPTIONS":
+        if scope.get("method") == "OPTIONS":
             return True  # CORS preflights carry no credentials by design
         path: str = scope["path"]
         return path in self._open_paths or path.startswith(self._open_prefixes)

@@ -238,13 +238,18 @@ class _Evals:
             raise HTTPException(404, detail=str(exc)) from exc
         except AppLoadError as exc:
             raise HTTPException(500, detail=str(exc)) from exc
+        # As `adk web` does: cases run in the server's own stores, with its plugins (traces),
+        # so the UI can open the session each case ran in, and its trace.
+        services = self.registry.services
         result = await run_eval_set(
             app_name=app_name,
             agent=app.root_agent,
-            plugins=app.plugins,
+            plugins=[*app.plugins, *self.registry.server_plugins],
             eval_set=eval_set,
             cases=cases,
             metrics=metrics,
+            session_service=services.session_service,
+            artifact_service=services.artifact_service,
         )
         self.store(app_name).save_result(result)
         return result

@@ -112,15 +112,6 @@ def add_info_routes(api: FastAPI, registry: AppRegistry) -> None:
     async def ui_config() -> dict[str, Any]:
         return {"logo_text": None, "logo_image_url": None}
 
-    @api.get("/config/telemetry", include_in_schema=False)
-    async def telemetry_config() -> dict[str, Any]:
-        return {"telemetry": None}
-
-    @api.post("/config/telemetry", include_in_schema=False)
-    async def set_telemetry_config() -> dict[str, Any]:
-        # ADK's UI asks whether it may send usage data; Eventide sends none either way.
-        return {"telemetry": None}
-
     @api.patch(
         "/apps/{app_name}/users/{user_id}/memory",
         response_model=None,

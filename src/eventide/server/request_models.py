@@ -80,8 +80,8 @@ class SaveArtifactRequest(BaseModel):
         filename: the artifact's name (``user:`` prefix for the user's artifacts).
         artifact: the content as Part JSON: ``{"text": ...}`` or
             ``{"inlineData": {"mimeType": ..., "data": <base64>}}``.
-        custom_metadata: refused when not empty: Eventide's artifact stores keep no
-            per-version metadata (``customMetadata`` accepted as a key).
+        custom_metadata: JSON values kept with the new version and sent back in its
+            metadata (``customMetadata`` accepted as a key).
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -60,7 +60,7 @@ def serve(
         log_level=log_level,
         timeout_graceful_shutdown=graceful_shutdown_timeout,
         lifespan="on",
-        ws="none",
+        ws="auto",  # /run_live, when a websocket library (websockets) is installed
     )
     server = uvicorn.Server(config)
     server.run(sockets=[sock] if sock is not None else None)

@@ -110,8 +110,9 @@ class _ForwardingArtifacts(BaseArtifactService):
         session_id: str | None,
         filename: str,
         artifact: types.Part,
+        custom_metadata: dict[str, Any] | None = None,
     ) -> int:
-        return await self._tool_context.save_artifact(filename, artifact)
+        return await self._tool_context.save_artifact(filename, artifact, custom_metadata)
 
     async def load_artifact(
         self,
