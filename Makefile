@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint typecheck unit bench clean
+.PHONY: install demo test lint typecheck unit bench bench-server clean
 
 # llama.cpp's server for the real-model tests (the local-llm extra) builds from source: only
 # the libraries the Python server loads (6 min on 2 cores, measured at light load).
@@ -47,6 +47,18 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python -m benchmarks
+
+## The HTTP server under load against `adk api_server`, side by side in one run: 200 SSE
+## conversations x 10 turns, in memory and on PostgreSQL with two server processes
+## (EVENTIDE_PG_URL, default postgres@127.0.0.1:5432/test). google-adk runs from
+## EVENTIDE_ADK_PYTHON or .venv-adk (made here on first use), given asyncpg and SQLAlchemy
+## for its PostgreSQL side. BENCH_ARGS=--quick for a short run.
+BENCH_OUT ?= benchmarks/results/server_vs_adk.json
+bench-server: $(STAMP)
+	adk_python=$$($(BIN)/python -c "from tests.adk_env import adk_python; print(adk_python())") && \
+	$$adk_python -m pip install -q asyncpg 'sqlalchemy[asyncio]' && \
+	$(BIN)/python benchmarks/bench_server_vs_adk.py --adk-python $$adk_python \
+		--output $(BENCH_OUT) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
