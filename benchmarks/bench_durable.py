@@ -2,8 +2,9 @@
 ``ResumabilityConfig(is_resumable=True)`` and without, in memory and on SQLite.
 
 The turn: a ``SequentialAgent`` of two ``LlmAgent``s; each calls one tool, then answers
-(4 model calls, 2 tool calls). Resumability adds its markers (a step marker per step, an
-end-of-agent marker per agent) to the committed events; the script reports both event counts.
+(4 model calls, 2 tool calls). Resumability adds its markers (a step marker per step, the
+pipeline's end marker; each ``LlmAgent``'s end-of-agent marker rides on its final answer) to
+the committed events; the script reports both event counts.
 Each round runs ``--turns`` turns per setting, each in a fresh session (created before the
 clock starts), the settings alternating, and the figures are medians over rounds of the
 per-turn mean. Also reported: the time to resume an invocation whose process stopped before

@@ -44,7 +44,9 @@ def quick_app(probe: Probe) -> App:
 
     return App(
         name="quick",
-        root_agent=LlmAgent(name="adder", model=FunctionModel(function=answer), tools=[add]),
+        root_agent=LlmAgent(
+            name="adder", model=FunctionModel(function=answer, stream_chunk_size=4), tools=[add]
+        ),
         resumability_config=ResumabilityConfig(is_resumable=True),
     )
 

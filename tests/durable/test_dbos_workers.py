@@ -4,6 +4,8 @@ private database on the shared PostgreSQL server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -11,9 +13,11 @@ import sys
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
@@ -301,51 +305,23 @@ async def test_the_api_server_runs_turns_on_the_workers(database: str, tmp_path:
     """Issue 17 (DBOS): an API server built with an invocation queue (`api-server --workers
     dbos`) runs POST /run and /run_sse turns on a worker process, streaming the events the
     worker commits; a missing session is still a 404."""
-    import httpx
-
-    from eventide.apps.services import build_services
-    from eventide.server.api_server import create_app
-    from tests.durable.dbos_worker import quick_app
-
-    workers = Workers(database, tmp_path)
-    services = build_services(session_db=database, artifact_root="memory:")
-    queue = InvocationQueue(database)
-    api = create_app(
-        apps={"quick": quick_app(Probe(tmp_path / "server-ledger"))},
-        services=services,
-        invocation_queue=queue,
-    )
-    try:
-        workers.start("w1")
-        session = await services.session_service.create_session(app_name="quick", user_id="u")
-        body = {
-            "appName": "quick",
-            "userId": "u",
-            "sessionId": session.id,
-            "newMessage": {"role": "user", "parts": [{"text": "2 + 3?"}]},
-        }
-        transport = httpx.ASGITransport(app=api)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            answer = await client.post("/run", json=body, timeout=60)
-            assert answer.status_code == 200, answer.text
-            texts = [
-                p["text"]
-                for e in answer.json()
-                for p in (e.get("content") or {}).get("parts", [])
-                if p.get("text")
-            ]
-            assert texts == ["done: {'sum': 5}"]
-            async with client.stream("POST", "/run_sse", json=body, timeout=60) as stream:
-                frames = [line async for line in stream.aiter_lines() if line.startswith("data:")]
-            assert any("done: {'sum': 5}" in frame for frame in frames)
-            missing = await client.post("/run", json={**body, "sessionId": "nope"}, timeout=60)
-            assert missing.status_code == 404
+    async with _api_on_workers(database, tmp_path) as (client, body, _, workers):
+        answer = await client.post("/run", json=body, timeout=60)
+        assert answer.status_code == 200, answer.text
+        texts = [
+            p["text"]
+            for e in answer.json()
+            for p in (e.get("content") or {}).get("parts", [])
+            if p.get("text")
+        ]
+        assert texts == ["done: {'sum': 5}"]
+        async with client.stream("POST", "/run_sse", json=body, timeout=60) as stream:
+            frames = [line async for line in stream.aiter_lines() if line.startswith("data:")]
+        assert any("done: {'sum': 5}" in frame for frame in frames)
+        missing = await client.post("/run", json={**body, "sessionId": "nope"}, timeout=60)
+        assert missing.status_code == 404
         assert [line.split()[1] for line in workers.ledger_lines()] == ["add", "add"]
         assert (tmp_path / "server-ledger").exists() is False  # the server ran no tool itself
-    finally:
-        workers.stop()
-        queue.close()
-        await services.close()
 
 
 async def test_the_queue_concurrency_limit_holds_across_workers(
@@ -460,3 +436,70 @@ async def test_a_worker_stopped_mid_invocation_exits_and_the_other_finishes_it(
         workers.stop()
         queue.close()
         await sessions.close()
+
+
+async def test_a_streaming_turn_on_the_workers_streams_partial_chunks(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 17 (DBOS: partial events): a /run_sse turn with streaming on, run by a worker
+    process: the client receives the model's partial chunks (published by the worker with
+    PostgreSQL NOTIFY while it runs) before the complete answer; chunks are not committed."""
+    async with _api_on_workers(database, tmp_path) as (client, body, services, _):
+        streaming = {**body, "streaming": True}
+        async with client.stream("POST", "/run_sse", json=streaming, timeout=60) as stream:
+            frames = [
+                json.loads(line[len("data:") :])
+                async for line in stream.aiter_lines()
+                if line.startswith("data:")
+            ]
+        texts = [
+            (bool(f.get("partial")), p["text"])
+            for f in frames
+            for p in (f.get("content") or {}).get("parts", [])
+            if p.get("text")
+        ]
+        answer = "done: {'sum': 5}"
+        chunks = [text for partial, text in texts if partial]
+        assert "".join(chunks) == answer and len(chunks) > 1
+        assert texts[-1] == (False, answer)  # the complete answer after its chunks
+        stored = await services.session_service.get_session(
+            app_name="quick", user_id="u", session_id=body["sessionId"]
+        )
+        assert stored is not None
+        assert not any(e.partial for e in stored.events)
+
+
+@contextlib.asynccontextmanager
+async def _api_on_workers(
+    database: str, tmp_path: Path
+) -> AsyncIterator[tuple[httpx.AsyncClient, dict[str, Any], Any, Workers]]:
+    """An API server whose turns run on one worker process (``--workers dbos``), its HTTP
+    client, the body of a turn in a new session of the quick app, its services, the workers."""
+    from eventide.apps.services import build_services
+    from eventide.server.api_server import create_app
+    from tests.durable.dbos_worker import quick_app
+
+    workers = Workers(database, tmp_path)
+    services = build_services(session_db=database, artifact_root="memory:")
+    queue = InvocationQueue(database)
+    api = create_app(
+        apps={"quick": quick_app(Probe(tmp_path / "server-ledger"))},
+        services=services,
+        invocation_queue=queue,
+    )
+    try:
+        workers.start("w1")
+        session = await services.session_service.create_session(app_name="quick", user_id="u")
+        body: dict[str, Any] = {
+            "appName": "quick",
+            "userId": "u",
+            "sessionId": session.id,
+            "newMessage": {"role": "user", "parts": [{"text": "2 + 3?"}]},
+        }
+        transport = httpx.ASGITransport(app=api)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield client, body, services, workers
+    finally:
+        workers.stop()
+        queue.close()
+        await services.close()

@@ -5,7 +5,8 @@ runs inside the worker processes (no other server). Here each invocation is one 
 enqueued on the queue ``eventide_invocations`` (a global concurrency limit, and optionally a
 per-worker one). Any number of :class:`DbosWorker` processes, on any machines, dequeue and run
 them; a client (:class:`InvocationQueue`) enqueues and streams each invocation's events as
-they are committed, by polling the session log.
+they are committed, by polling the session log (and, for a streaming turn, the model's partial
+chunks, which the worker publishes with PostgreSQL ``NOTIFY``).
 
 Steps: the workflow's step checkpoints are Eventide's own committed events. The invocation
 runs resumably (the worker turns ``ResumabilityConfig(is_resumable=True)`` on), so when DBOS
@@ -24,11 +25,14 @@ atomic dequeue lets exactly one worker run it).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
+import psycopg.sql
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, EnqueueOptions
 from sqlalchemy.exc import OperationalError
@@ -40,6 +44,7 @@ from eventide.durable.log import ENDED, FINISHED, invocation_mark
 from eventide.durable.plan import unfinished_invocation
 from eventide.errors import BackendError, InvocationFailedError, UsageError
 from eventide.events import Event
+from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import Runner
 from eventide.sessions.base_session_service import BaseSessionService
 
@@ -49,6 +54,8 @@ __all__ = [
     "DbosWorker",
     "InvocationFailedError",
     "InvocationQueue",
+    "PartialListener",
+    "PartialPublisher",
     "RunnerFactory",
 ]
 
@@ -67,6 +74,8 @@ _factory: RunnerFactory | None = None
 _runners: dict[str, Runner] = {}
 # The invocations running in this process (what stop() would abandon).
 _running: set[str] = set()
+# Publishes partial chunks (set by DbosWorker.start).
+_publisher: PartialPublisher | None = None
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
@@ -77,8 +86,11 @@ async def _run_invocation(
     message: str | dict[str, Any] | None,
     invocation_id: str,
     state_delta: dict[str, Any] | None = None,
+    stream: bool = False,
 ) -> int:
     """One invocation; on a second run (the first worker died) it resumes from the log.
+    ``stream``: the model streams, and each partial chunk is published (``NOTIFY``) for the
+    client following the invocation.
 
     A storage failure (a lost connection, a full server) does not fail the workflow at once:
     the invocation continues from its committed events after a pause, a few times.
@@ -87,7 +99,7 @@ async def _run_invocation(
     _running.add(invocation_id)
     try:
         count = await _with_storage_retries(
-            runner, user_id, session_id, message, invocation_id, state_delta
+            runner, user_id, session_id, message, invocation_id, state_delta, stream
         )
     except asyncio.CancelledError:
         raise  # the worker shut down mid-invocation: it stays counted as abandoned
@@ -105,11 +117,12 @@ async def _with_storage_retries(
     message: str | dict[str, Any] | None,
     invocation_id: str,
     state_delta: dict[str, Any] | None,
+    stream: bool,
 ) -> int:
     for attempt in range(_STORAGE_ATTEMPTS):
         try:
             return await _run_or_resume(
-                runner, user_id, session_id, message, invocation_id, state_delta
+                runner, user_id, session_id, message, invocation_id, state_delta, stream
             )
         except BackendError:
             if attempt == _STORAGE_ATTEMPTS - 1:
@@ -128,7 +141,9 @@ async def _run_or_resume(
     message: str | dict[str, Any] | None,
     invocation_id: str,
     state_delta: dict[str, Any] | None,
+    stream: bool,
 ) -> int:
+    run_config = RunConfig(streaming_mode=StreamingMode.SSE) if stream else None
     session = await runner.session_service.get_session(
         app_name=runner.app_name, user_id=user_id, session_id=session_id
     )
@@ -145,17 +160,23 @@ async def _run_or_resume(
             session_id=session_id,
             new_message=content,
             state_delta=state_delta,
+            run_config=run_config,
             invocation_id=invocation_id,
         )
     elif unfinished_invocation(session) == invocation_id:
         events = runner.resume_async(
-            user_id=user_id, session_id=session_id, invocation_id=invocation_id
+            user_id=user_id,
+            session_id=session_id,
+            invocation_id=invocation_id,
+            run_config=run_config,
         )
     else:
         return 0  # it finished before the worker that ran it died: nothing to do
     count = 0
-    async for _ in events:
+    async for event in events:
         count += 1
+        if event.partial and _publisher is not None:
+            await asyncio.to_thread(_publisher.publish, invocation_id, event)
     return count
 
 
@@ -227,7 +248,7 @@ class DbosWorker:
         global _factory
         url = _sync_url(self.system_database_url)
         self._engine = sa.create_engine(
-            url.replace("postgresql://", "postgresql+psycopg://"), pool_size=2, max_overflow=0
+            url.replace("postgresql://", "postgresql+psycopg://"), pool_size=3, max_overflow=0
         )
         try:
             self._lock_connection = self._engine.connect()
@@ -240,6 +261,8 @@ class DbosWorker:
         )
         self._lock_connection.commit()
         _factory = self.runner_factory
+        global _publisher
+        _publisher = PartialPublisher(self._engine)
         DBOS(
             config={
                 "name": _DBOS_APP_NAME,
@@ -281,6 +304,8 @@ class DbosWorker:
         abandoned = len(_running)
         _running.clear()
         _factory = None
+        global _publisher
+        _publisher = None
         _runners.clear()
         if abandoned:
             return abandoned
@@ -356,10 +381,13 @@ class InvocationQueue:
         new_message: types.Content | str,
         state_delta: dict[str, Any] | None = None,
         invocation_id: str | None = None,
+        stream: bool = False,
     ) -> str:
         """Enqueue one invocation (the session must exist); returns its invocation id, which
         is also its DBOS workflow id (enqueueing the same id again does nothing).
-        ``state_delta`` is committed with the user's message, as ``Runner.run_async`` does."""
+        ``state_delta`` is committed with the user's message, as ``Runner.run_async`` does;
+        with ``stream`` the model streams and the worker publishes each partial chunk (follow
+        them with :meth:`partials`, opened before enqueueing)."""
         invocation_id = invocation_id or new_invocation_id()
         message: str | dict[str, Any] = (
             new_message
@@ -375,7 +403,7 @@ class InvocationQueue:
         }
         try:
             self._client.enqueue(
-                options, app_name, user_id, session_id, message, invocation_id, state_delta
+                options, app_name, user_id, session_id, message, invocation_id, state_delta, stream
             )
         except OperationalError as exc:
             raise _unreachable(self._url, exc) from exc
@@ -397,8 +425,11 @@ class InvocationQueue:
         session_id: str,
         invocation_id: str,
         poll_interval: float = 0.05,
+        partials: PartialListener | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Yield the invocation's events as they are committed, until it finishes.
+        """Yield the invocation's events as they are committed, until it finishes; with
+        ``partials`` (from :meth:`partials`), the partial chunks the worker publishes too,
+        as they come (a chunk arriving after its complete event is dropped).
 
         Raises:
             InvocationFailedError: its workflow ended in error or was cancelled.
@@ -425,8 +456,80 @@ class InvocationQueue:
                     f"is {status}. Its committed events stay in the session; resume it with "
                     "Runner.resume_async or enqueue a new message."
                 )
-            await asyncio.sleep(poll_interval)
+            if partials is None:
+                await asyncio.sleep(poll_interval)
+                continue
+            async for chunk in partials.chunks(poll_interval):
+                if chunk.id not in seen:
+                    yield chunk
+
+    def partials(self, invocation_id: str) -> PartialListener:
+        """A listener for the invocation's partial chunks; open it (``async with``) before
+        enqueueing, so no chunk is published before it listens."""
+        return PartialListener(self._url, invocation_id)
 
     def close(self) -> None:
         """Close the client's database connections."""
         self._client.destroy()
+
+
+def _channel(invocation_id: str) -> str:
+    """The NOTIFY channel of an invocation's partial chunks (PostgreSQL names: 63 bytes)."""
+    return "eventide:" + hashlib.sha1(invocation_id.encode()).hexdigest()[:32]
+
+
+# PostgreSQL refuses a NOTIFY payload of 8000 bytes or more.
+_MAX_PAYLOAD = 7900
+
+
+class PartialPublisher:
+    """The worker's side: publishes partial chunks with ``pg_notify`` on the system database.
+
+    Chunks are best effort (never committed, as in process): one too big for a NOTIFY
+    payload, or published while no client listens, is simply not seen; the complete event
+    follows in the log.
+    """
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self._engine = engine
+
+    def publish(self, invocation_id: str, event: Event) -> None:
+        payload = event.model_dump_json(exclude_none=True)
+        if len(payload.encode()) > _MAX_PAYLOAD:
+            return
+        with self._engine.connect() as connection:
+            connection.execute(
+                sa.text("SELECT pg_notify(:channel, :payload)"),
+                {"channel": _channel(invocation_id), "payload": payload},
+            )
+            connection.commit()
+
+
+class PartialListener:
+    """The client's side: ``LISTEN`` for one invocation's partial chunks."""
+
+    def __init__(self, url: str, invocation_id: str) -> None:
+        self._url = _sync_url(url)
+        self._channel = _channel(invocation_id)
+        self._connection: psycopg.AsyncConnection[Any] | None = None
+
+    async def __aenter__(self) -> PartialListener:
+        try:
+            self._connection = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise _unreachable(self._url, exc) from exc
+        await self._connection.execute(
+            psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self._channel))
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._connection is not None:
+            await self._connection.close()
+            self._connection = None
+
+    async def chunks(self, within: float) -> AsyncGenerator[Event, None]:
+        """The chunks published in the next ``within`` seconds."""
+        assert self._connection is not None, "open the listener with 'async with' first"
+        async for notify in self._connection.notifies(timeout=within):
+            yield Event.model_validate_json(notify.payload)

@@ -2,16 +2,18 @@
 
 ``/run`` and ``/run_sse`` enqueue the turn as an invocation on the DBOS queue instead of
 running it in the server process, and stream its events as the worker commits them (read
-back from the shared session log). Partial chunks are never committed, so a queued turn
-streams complete events only.
+back from the shared session log). With ``streaming`` the worker's model streams and each
+partial chunk reaches the client through PostgreSQL ``NOTIFY`` (chunks are never committed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
+from eventide._ids import new_invocation_id
 from eventide.errors import SessionNotFoundError
 from eventide.events import Event
 from eventide.runner import Runner
@@ -39,20 +41,28 @@ class QueuedTurns:
             raise SessionNotFoundError(
                 app_name=runner.app_name, user_id=body.user_id, session_id=body.session_id
             )
-        invocation_id = await asyncio.to_thread(
-            self.queue.enqueue,
-            app_name=runner.app_name,
-            user_id=body.user_id,
-            session_id=body.session_id,
-            new_message=body.new_message,
-            state_delta=body.state_delta,
-        )
-        async for event in self.queue.events(
-            sessions,
-            app_name=runner.app_name,
-            user_id=body.user_id,
-            session_id=body.session_id,
-            invocation_id=invocation_id,
-        ):
-            if event.author != "user":
-                yield event
+        invocation_id = new_invocation_id()
+        partials = self.queue.partials(invocation_id) if body.streaming else None
+        async with partials or contextlib.nullcontext():
+            # Listening before the enqueue: no chunk is published before.
+            await asyncio.to_thread(
+                self.queue.enqueue,
+                app_name=runner.app_name,
+                user_id=body.user_id,
+                session_id=body.session_id,
+                new_message=body.new_message,
+                state_delta=body.state_delta,
+                invocation_id=invocation_id,
+                stream=body.streaming,
+            )
+            events = self.queue.events(
+                sessions,
+                app_name=runner.app_name,
+                user_id=body.user_id,
+                session_id=body.session_id,
+                invocation_id=invocation_id,
+                partials=partials,
+            )
+            async for event in events:
+                if event.author != "user":
+                    yield event
