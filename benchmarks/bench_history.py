@@ -1,6 +1,6 @@
 """Event compaction figures: a turn at 10 vs 5,000 stored events, and the model's request size.
 
-Usage: python benchmarks/bench_history.py [--json] [--quick] [--pg-url URL]
+Usage: python benchmarks/bench_history.py [--json] [--quick] [--pg-url URL] [--no-adk]
 
 For each backend (in memory, SQLite file, PostgreSQL private database; PostgreSQL is skipped
 when the server is unreachable), one Runner on an app with
@@ -13,7 +13,9 @@ when the server is unreachable), one Runner on an app with
 Then turns alternate between the two sessions (the order flips each round) and each turn is
 timed from the ``run_async`` call to its last event, compaction included when it is due (the
 summarizer is a scripted model with a fixed cost of zero, so the figure is the runtime's).
-For contrast, the same big session in memory with compaction off.
+For contrast, the same big session in memory with compaction off, and google-adk's side by
+side: the same scenario on google-adk's in-memory service (``bench_history_adk.py``, run with
+``$EVENTIDE_ADK_PYTHON``, else ``/work/adk-venv/bin/python``; skipped when neither exists).
 Reported: median and p90 per session, the ratio big / small of the medians, and the size of
 the request the agent's model received last in each session (contents and characters), which
 must stay bounded however long the session is.
@@ -28,6 +30,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -157,7 +160,27 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             await sqlite.close()
     results["postgres"] = await _bench_postgres(args.pg_url, big, rounds)
+    if not args.no_adk:
+        results["adk_memory"] = _bench_adk(big, rounds)
     return results
+
+
+def _bench_adk(big: int, rounds: int) -> dict[str, Any]:
+    """google-adk's figures for the same scenario, from its own interpreter."""
+    python = os.environ.get("EVENTIDE_ADK_PYTHON", "/work/adk-venv/bin/python")
+    if not Path(python).exists():
+        return {"skipped": f"no google-adk interpreter at {python} (set EVENTIDE_ADK_PYTHON)"}
+    worker = Path(__file__).with_name("bench_history_adk.py")
+    done = subprocess.run(
+        [python, str(worker), "--big-events", str(big), "--rounds", str(rounds)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return {"skipped": f"google-adk run failed: {done.stderr.strip()[-300:]}"}
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 async def _bench_postgres(url: str, big: int, rounds: int) -> dict[str, Any]:
@@ -206,16 +229,19 @@ def _table(results: dict[str, Any]) -> str:
         "request chars |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for backend in ("memory", "sqlite", "postgres"):
-        entry = results.get(backend, {})
+    for backend in ("memory", "sqlite", "postgres", "adk_memory"):
+        if backend not in results:
+            continue
+        entry = results[backend]
+        label = "google-adk memory" if backend == "adk_memory" else backend
         if "skipped" in entry:
-            lines.append(f"| {backend} | skipped: {entry['skipped']} | | | | | |")
+            lines.append(f"| {label} | skipped: {entry['skipped']} | | | | | |")
             continue
         for sid in ("small", "big"):
             row = entry[sid]
             ratio = entry["ratio_big_over_small"] if sid == "big" else ""
             lines.append(
-                f"| {backend} | {entry['stored_events_before'][sid]} | {row['turn_median_us']} "
+                f"| {label} | {entry['stored_events_before'][sid]} | {row['turn_median_us']} "
                 f"| {row['turn_p90_us']} | {ratio} | {row['last_request']['contents']} "
                 f"| {row['last_request']['characters']} |"
             )
@@ -233,6 +259,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="1,000 events, 40 rounds")
     parser.add_argument("--pg-url", default=PG_URL)
+    parser.add_argument("--no-adk", action="store_true", help="skip google-adk's side")
     args = parser.parse_args()
     results = asyncio.run(main_async(args))
     print(json.dumps(results) if args.json else _table(results))

@@ -37,6 +37,7 @@ __all__ = [
     "test_get_missing_session_returns_none",
     "test_get_num_recent_events",
     "test_idempotent_event_ids",
+    "test_initial_state_is_kept_as_given",
     "test_initial_state_with_scoped_keys",
     "test_list_sessions_filters_pages_and_omits_events",
     "test_list_sessions_returns_each_sessions_state",
@@ -182,6 +183,30 @@ async def test_initial_state_with_scoped_keys(session_service: BaseSessionServic
     assert second.state == {"app:plan": "pro", "user:lang": "fr"}
     other_user = await session_service.create_session(app_name=app, user_id="w")
     assert other_user.state == {"app:plan": "pro"}
+
+
+async def test_initial_state_is_kept_as_given(session_service: BaseSessionService) -> None:
+    """Rule (rewind and fork start from it): ``get_initial_state`` returns the state given
+    to ``create_session``, every scope, without ``temp:`` keys, unchanged by later events;
+    None for a session that does not exist."""
+    app = _app()
+    session = await session_service.create_session(
+        app_name=app,
+        user_id="u",
+        state={"app:plan": "pro", "user:lang": "fr", "temp:scratch": 1, "k": [1, {"a": None}]},
+    )
+    await session_service.append_event(session, _event(k="changed", extra=2))
+    assert await session_service.get_initial_state(
+        app_name=app, user_id="u", session_id=session.id
+    ) == {"app:plan": "pro", "user:lang": "fr", "k": [1, {"a": None}]}
+    bare = await session_service.create_session(app_name=app, user_id="u")
+    assert (
+        await session_service.get_initial_state(app_name=app, user_id="u", session_id=bare.id) == {}
+    )
+    assert (
+        await session_service.get_initial_state(app_name=app, user_id="u", session_id="missing")
+        is None
+    )
 
 
 async def test_app_state_is_shared_by_the_apps_sessions_and_not_across_apps(

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from eventide import LlmAgent, Runner, types
+from eventide import App, LlmAgent, Runner, types
 from eventide.errors import UsageError
 from eventide.events import Event
+from eventide.history.compaction import EventsCompactionConfig, LlmEventSummarizer
 from eventide.history.context_limits import ContextLimit, approximate_tokens, limited_contents
-from eventide.testing import FunctionModel
+from eventide.history.model_view import SUMMARY_PREFIX
+from eventide.testing import FunctionModel, ScriptedModel
 from tests.history.conftest import Stores
 from tests.history.helpers import answer, conversation, remember, turn
+from tests.history.test_compaction import reply, request_texts, say
 
 
 async def three_turns_then(stores: Stores, limit: ContextLimit) -> list[tuple[str, str]]:
@@ -114,3 +117,28 @@ def test_bad_limits_are_refused() -> None:
     with pytest.raises(UsageError, match="max_tokens must be at least 1"):
         ContextLimit(max_tokens=0)
     assert approximate_tokens(types.Content(role="user", parts=[types.Part(text="x" * 40)])) == 10
+
+
+async def test_a_compaction_summary_is_not_counted_as_an_invocation(stores: Stores) -> None:
+    """Rule: with compaction on, ``max_invocations=N`` counts turns only: the summary is sent
+    with the last N invocations when they are all the turns after it, and left out when the
+    window starts later (so the request never jumps over unsummarised turns)."""
+    model = FunctionModel(function=reply)
+    agent = LlmAgent(name="chat", model=model, context_limit=ContextLimit(max_invocations=1))
+    config = EventsCompactionConfig(
+        compaction_interval=2,
+        overlap_size=1,
+        summarizer=LlmEventSummarizer(llm=ScriptedModel(responses=["S1", "S2"])),
+    )
+    app = App(name=stores.app, root_agent=agent, events_compaction_config=config)
+    runner = Runner(app=app, session_service=stores.sessions, artifact_service=stores.artifacts)
+    await stores.sessions.create_session(app_name=stores.app, user_id=stores.user, session_id="s")
+    for text in ("m0", "m1"):  # the second turn ends with the first compaction
+        await say(runner, stores, text)
+
+    await say(runner, stores, "m2")
+    assert request_texts(model.requests[-1]) == [("user", SUMMARY_PREFIX + "S1"), ("user", "m2")]
+    await say(runner, stores, "m3")  # m2 is between the summary and m3: no summary
+    assert request_texts(model.requests[-1]) == [("user", "m3")]
+    await say(runner, stores, "m4")  # S2 covers up to m3
+    assert request_texts(model.requests[-1]) == [("user", SUMMARY_PREFIX + "S2"), ("user", "m4")]

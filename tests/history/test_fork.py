@@ -3,10 +3,14 @@ state and artifact versions up to a chosen event; the two then diverge independe
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.errors import EventNotFoundError, UsageError
 from eventide.events import Event
+from eventide.sessions.in_memory_session_service import InMemorySessionService
 from tests.conformance.artifact_service_contract import Where
 from tests.history.conftest import Stores
 from tests.history.helpers import conversation, make_runner, turn
@@ -229,3 +233,30 @@ async def test_fork_bad_input_creates_nothing(stores: Stores) -> None:
         await runner.fork_session_async(user_id=stores.user, session_id="src", new_session_id="src")
     listed = await stores.sessions.list_sessions(app_name=stores.app, user_id=stores.user)
     assert [s.id for s in listed.sessions] == ["src"]
+
+
+async def test_fork_of_a_session_whose_initial_state_is_unknown() -> None:
+    """Rule: when the source's initial state was never recorded (a session service that does
+    not record it, or a session created before schema version 3), the fork starts from the
+    source's session state at the chosen event instead, and still names its source."""
+
+    class Unrecorded(InMemorySessionService):
+        async def get_initial_state(
+            self, *, app_name: str, user_id: str, session_id: str
+        ) -> dict[str, Any] | None:
+            return None
+
+    stores = Stores(sessions=Unrecorded(), artifacts=InMemoryArtifactService())
+    turns = await source_with_three_turns(stores)
+    runner, _ = make_runner(stores)
+
+    fork = await runner.fork_session_async(
+        user_id=stores.user, session_id="src", up_to_event_id=turns[1][-1].id
+    )
+
+    assert fork.state["kept"] == 1
+    assert fork.state["last"] == "two"
+    assert fork.state["eventide:forked_from"] == {
+        "session_id": "src",
+        "event_id": turns[1][-1].id,
+    }

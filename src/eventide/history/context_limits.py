@@ -1,7 +1,8 @@
 """Context limits: how much history one agent sends to its model.
 
 ``LlmAgent(context_limit=ContextLimit(max_invocations=5))`` sends only the last five
-invocations (the current one included); ``ContextLimit(max_tokens=8000)`` drops the oldest
+invocations (the current one included; a compaction's summary does not count as one, and is
+sent when all the invocations after it are); ``ContextLimit(max_tokens=8000)`` drops the oldest
 contents until the request's contents fit the budget, counted by ``token_counter`` (by
 default about four characters a token). Both may be set; both apply.
 
@@ -99,8 +100,15 @@ def limited_contents(
 
 
 def _start_of_last_invocations(view: Sequence[Event], count: int) -> int:
+    """Where the last ``count`` invocations start in the view. A compaction's summary is not
+    an invocation: it is kept when every invocation after it is, and left out (with what it
+    stands for) when the window starts later."""
+    from eventide.history.model_view import is_summary_event
+
     seen: set[str] = set()
     for index in range(len(view) - 1, -1, -1):
+        if is_summary_event(view[index]):
+            continue
         invocation = view[index].invocation_id
         if invocation not in seen:
             if len(seen) == count:

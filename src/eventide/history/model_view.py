@@ -22,9 +22,17 @@ from collections.abc import Sequence
 from eventide import types
 from eventide.events import Event, EventCompaction
 
-__all__ = ["SUMMARY_PREFIX", "ModelViewCache", "model_view", "rewound_positions", "summary_event"]
+__all__ = [
+    "SUMMARY_PREFIX",
+    "ModelViewCache",
+    "is_summary_event",
+    "model_view",
+    "rewound_positions",
+    "summary_event",
+]
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
+_SUMMARY_MARK = "eventide_summary"
 
 
 def summary_event(compaction_event: Event, compaction: EventCompaction) -> Event:
@@ -40,7 +48,14 @@ def summary_event(compaction_event: Event, compaction: EventCompaction) -> Event
         author="user",
         timestamp=compaction.start_timestamp,
         content=types.Content(role="user", parts=[types.Part(text=SUMMARY_PREFIX + text)]),
+        custom_metadata={_SUMMARY_MARK: True},
     )
+
+
+def is_summary_event(event: Event) -> bool:
+    """Whether a view event is a compaction's stand-in (:func:`summary_event`), not a turn."""
+    metadata = event.custom_metadata
+    return metadata is not None and metadata.get(_SUMMARY_MARK) is True
 
 
 def _is_special(event: Event) -> bool:
