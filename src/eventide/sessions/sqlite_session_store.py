@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from eventide._database_urls import MEMORY_PATH
+from eventide._sql_migrations import migrate_sqlite
 from eventide.errors import BackendError, CorruptRecordError
 from eventide.sessions.session_store import (
     AppendOutcome,
@@ -52,7 +53,7 @@ from eventide.sessions.session_store import (
     loads_state,
     merged_state,
 )
-from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
+from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS
 
 __all__ = ["SqliteSessionStore"]
 
@@ -311,30 +312,9 @@ class SqliteSessionStore:
             raise self._backend_error(exc) from exc
 
     def _migrate(self, conn: sqlite3.Connection) -> int:
-
-        def body() -> int:
-            conn.execute(VERSION_TABLE_DDL)
-            row = conn.execute(
-                "SELECT version FROM eventide_schema_versions WHERE component = ?", (COMPONENT,)
-            ).fetchone()
-            found = int(row[0]) if row else 0
-            if found > SCHEMA_VERSION:
-                from eventide.errors import SchemaVersionError
-
-                raise SchemaVersionError(database=self._path, found=found, supported=SCHEMA_VERSION)
-            for migration in MIGRATIONS:
-                if migration.version > found:
-                    for statement in migration.statements("sqlite"):
-                        conn.execute(statement)
-            if found < SCHEMA_VERSION:
-                conn.execute(
-                    "INSERT INTO eventide_schema_versions (component, version) VALUES (?, ?) "
-                    "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
-                    (COMPONENT, SCHEMA_VERSION),
-                )
-            return found
-
-        found = self._transaction(conn, body)
+        found = self._transaction(
+            conn, lambda: migrate_sqlite(conn, COMPONENT, MIGRATIONS, database=self._path)
+        )
         self._migrated_files.add(getattr(conn, "identity", (0, 0)))
         return found
 
