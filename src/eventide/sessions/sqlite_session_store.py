@@ -276,6 +276,14 @@ class SqliteSessionStore:
         )
 
     def _backend_error(self, exc: sqlite3.Error) -> BackendError:
+        if _is_unwritable(exc):
+            return BackendError(
+                f"SQLite database {self._path!r} could not be written ({exc}): check that "
+                "the file, its -wal and -shm files and their folder are writable (file "
+                "modes, an immutable attribute, a read-only mount) and that the disk has "
+                "room. Nothing of this operation was committed; the next operation tries "
+                "again."
+            )
         return BackendError(
             f"SQLite database {self._path!r} failed: {exc}. Nothing of this operation was "
             "committed. If the database is locked, another process held the write lock "
@@ -331,7 +339,13 @@ class SqliteSessionStore:
             self._commits_since_checkpoint = 0
             # Fire and forget on the store's thread: a failed passive checkpoint is harmless
             # (the WAL just grows until the next one), and nothing awaits it.
-            self._executor.submit(self._on_thread, _checkpoint, ())
+            self._executor.submit(self._on_thread, self._checkpoint, ())
+
+    def _checkpoint(self, conn: sqlite3.Connection) -> None:
+        # Never copy a WAL that is no longer the one at the path into the database file:
+        # other processes may be using a new WAL over that database by now.
+        self._check_file(conn)
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _transaction(self, conn: sqlite3.Connection, body: Callable[[], _T]) -> _T:
         conn.execute("BEGIN IMMEDIATE")
@@ -688,8 +702,11 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-def _checkpoint(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+def _is_unwritable(exc: sqlite3.Error) -> bool:
+    """An I/O error, a read-only file or a full disk: the store cannot write its files."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    unwritable = (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_FULL)
+    return code is not None and code & 0xFF in unwritable
 
 
 def _json_set_args(delta: dict[str, Any]) -> tuple[str, list[str]] | None:
