@@ -10,12 +10,12 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from eventide.errors import BackendError, ConfigurationError
 from eventide.memory.sql_memory_service import SqlMemoryService, query_words
 from tests.conformance.memory_service_contract import APP, USER, session, texts_for
+from tests.memory.conftest import clear_postgres_memory
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -30,8 +30,7 @@ async def sql_memory(sql_url: str) -> AsyncIterator[SqlMemoryService]:
     service = SqlMemoryService(sql_url)
     yield service
     if sql_url.startswith("postgresql"):
-        async with service._engine.begin() as conn:
-            await conn.execute(text("DELETE FROM eventide_memory"))
+        await clear_postgres_memory(sql_url)
     await service.close()
 
 
