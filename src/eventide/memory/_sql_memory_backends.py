@@ -179,9 +179,7 @@ class PostgresMemoryBackend:
             raise
         if self._pool is not pool:
             if self._pool is not None:
-                # The old pool's connections belong to another (usually closed) loop: they
-                # cannot be closed politely from here.
-                self._pool.terminate()
+                _abandon(self._pool)
             self._pool, self._pool_loop = pool, loop
         return pool
 
@@ -206,7 +204,30 @@ class PostgresMemoryBackend:
         if self._pool_loop is asyncio.get_running_loop():
             await pool.close()
         else:
-            pool.terminate()
+            _abandon(pool)
+
+
+def _abandon(pool: Any) -> None:
+    """Drop a pool whose connections belong to another event loop.
+
+    They cannot be closed politely from here (their loop is usually closed already), so each
+    is terminated: the server sees a disconnect, nothing is left half-open. With its loop
+    gone, a transport never gets to close its socket; that is done here (asyncpg and asyncio
+    keep it private), so no descriptor leaks.
+    """
+    for holder in getattr(pool, "_holders", ()):
+        conn = getattr(holder, "_con", None)
+        if conn is None:
+            continue
+        try:
+            conn.terminate()
+        except RuntimeError:
+            pass  # "Event loop is closed": terminate() has still marked it closed
+        transport = getattr(conn, "_transport", None)
+        sock = getattr(transport, "_sock", None)
+        if sock is not None:
+            sock.close()
+            transport._sock = None  # type: ignore[union-attr]
 
 
 def _driver_errors() -> tuple[type[BaseException], ...]:
