@@ -155,6 +155,10 @@ def create_app(
     api.state.eventide_registry = registry
     api.state.eventide_recorder = recorder
     api.state.eventide_inflight = inflight
+    # Requests are matched against the routes in order: the turn routes, which take nearly all
+    # the traffic, come first (no other route's path can match theirs).
+    queued = QueuedTurns(invocation_queue) if invocation_queue is not None else None
+    add_run_routes(api, registry, inflight, queued)
 
     @api.get("/health", summary="Liveness check (never needs a token)", tags=["server"])
     async def health() -> dict[str, str]:
@@ -191,8 +195,6 @@ def create_app(
     _use_camel_case_schemas(api)
     add_info_routes(api, registry)
     add_session_routes(api, registry)
-    queued = QueuedTurns(invocation_queue) if invocation_queue is not None else None
-    add_run_routes(api, registry, inflight, queued)
     add_live_routes(api, registry, inflight)
     add_artifact_routes(api, registry)
     add_history_routes(api, registry)

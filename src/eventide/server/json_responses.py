@@ -16,27 +16,20 @@ from pydantic import BaseModel, ValidationError
 
 from eventide.errors import AppNotFoundError
 from eventide.server.app_registry import AppRegistry
-from eventide.types import camel_case_keys
+from eventide.server.camel_json import camel_json
 
-__all__ = ["camel_data", "json_response", "known_app", "read_json", "validation_error"]
-
-
-def camel_data(data: BaseModel | Sequence[BaseModel]) -> Any:
-    """Pydantic records as JSON data with camelCase field names (unset fields left out)."""
-    if isinstance(data, BaseModel):
-        return camel_case_keys(data.model_dump(mode="json", exclude_none=True))
-    return [camel_case_keys(d.model_dump(mode="json", exclude_none=True)) for d in data]
+__all__ = ["json_response", "known_app", "read_json", "validation_error"]
 
 
 def json_response(data: Any, *, status_code: int = 200) -> Response:
     """A JSON response in ADK's spelling: records become camelCase, plain data is sent as is."""
     if isinstance(data, BaseModel):
-        data = camel_data(data)
-    elif isinstance(data, list | tuple) and data:
-        records = cast("Sequence[object]", data)
-        if isinstance(records[0], BaseModel):
-            data = camel_data(cast("Sequence[BaseModel]", records))
-    body = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        body = camel_json(data)
+    elif isinstance(data, list | tuple) and data and isinstance(data[0], BaseModel):
+        records = cast("Sequence[BaseModel]", data)
+        body = "[" + ",".join(camel_json(record) for record in records) + "]"
+    else:
+        body = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     return Response(body, status_code=status_code, media_type="application/json")
 
 

@@ -27,7 +27,8 @@ from pydantic import ValidationError
 from eventide.errors import AppLoadError, AppNotFoundError, SessionNotFoundError
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppRegistry
-from eventide.server.run_routes import InflightTurns, error_payload, event_json
+from eventide.server.camel_json import event_json
+from eventide.server.run_routes import InflightTurns, error_payload
 from eventide.types import Content
 
 __all__ = ["add_live_routes"]

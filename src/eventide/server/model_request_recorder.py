@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ModelRequestRecorder"]
 
-_Key = tuple[str, str | None, str]
+_Key = tuple[str | None, str]
 
 
 class ModelRequestRecorder(BasePlugin):
@@ -42,30 +42,34 @@ class ModelRequestRecorder(BasePlugin):
         if max_requests < 1:
             raise ValueError(f"max_requests must be at least 1, got {max_requests}")
         self.max_requests = max_requests
-        # Requests sent but whose response events have not all arrived yet. Bounded too: an
-        # invocation cancelled mid-call never delivers its response event.
-        self._pending: OrderedDict[_Key, LlmRequest] = OrderedDict()
+        # Requests sent but whose response events have not all arrived yet, per invocation
+        # (so that ending an invocation does not scan those of every other turn running
+        # concurrently), then per (branch, agent). Bounded too: an invocation cancelled
+        # mid-call never delivers its response event.
+        self._pending: OrderedDict[str, dict[_Key, LlmRequest]] = OrderedDict()
         self._by_event: OrderedDict[str, LlmRequest] = OrderedDict()
 
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
         ictx = callback_context.invocation_context
-        key = (ictx.invocation_id, ictx.branch, ictx.agent.name)
         pending = self._pending
-        pending[key] = llm_request
-        pending.move_to_end(key)
-        while len(pending) > self.max_requests:
-            pending.popitem(last=False)
+        calls = pending.get(ictx.invocation_id)
+        if calls is None:
+            calls = pending[ictx.invocation_id] = {}
+            while len(pending) > self.max_requests:
+                pending.popitem(last=False)
+        calls[(ictx.branch, ictx.agent.name)] = llm_request
         return None
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
     ) -> Event | None:
-        if not self._pending:
+        calls = self._pending.get(event.invocation_id or invocation_context.invocation_id)
+        if calls is None:
             return None
-        key = (event.invocation_id or invocation_context.invocation_id, event.branch, event.author)
-        request = self._pending.get(key)
+        key = (event.branch, event.author)
+        request = calls.get(key)
         if request is None or not _is_model_output(event):
             return None
         store = self._by_event
@@ -75,13 +79,11 @@ class ModelRequestRecorder(BasePlugin):
         if not event.partial:
             # The complete response closes this model call; later events of the agent (tool
             # results, callbacks) were not produced by it.
-            del self._pending[key]
+            del calls[key]
         return None
 
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
-        invocation_id = invocation_context.invocation_id
-        for key in [k for k in self._pending if k[0] == invocation_id]:
-            del self._pending[key]
+        self._pending.pop(invocation_context.invocation_id, None)
 
     def request_for_event(self, event_id: str) -> LlmRequest | None:
         """The request whose response is the event ``event_id``, if still remembered."""

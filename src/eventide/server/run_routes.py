@@ -33,10 +33,10 @@ from eventide.errors import (
 from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppRegistry
+from eventide.server.camel_json import event_json
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.request_models import RunAgentRequest
 from eventide.server.sse_batching import batch_ready_frames
-from eventide.types import camel_case_keys
 
 __all__ = ["InflightTurns", "add_run_routes", "error_payload"]
 
@@ -202,12 +202,6 @@ def _once(action: Callable[[], None]) -> Callable[[], None]:
             action()
 
     return run_once
-
-
-def event_json(event: Event) -> str:
-    """One event as compact camelCase JSON (unset fields left out)."""
-    data = camel_case_keys(event.model_dump(mode="json", exclude_none=True))
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 async def _sse_frames(

@@ -1,8 +1,8 @@
 """``TraceStore``: the spans :class:`TracingPlugin` records, kept in memory per invocation and
 linked to the events they produced, served in the shape ADK's dev UI reads.
 
-The server gives every app's Runner a :class:`TracingPlugin` on a private OpenTelemetry
-``TracerProvider`` (never the global one) whose only processor is this store, plus
+The server gives every app's Runner a :class:`TracingPlugin` on a private tracer provider
+(never the global one) whose spans end into this store, plus
 :class:`EventSpanLinker`, a plugin that links each model-response event to the model call
 span that produced it and each tool-response event to its tool span. ADK's UI then finds,
 per event, the ``generate_content`` span with ``gcp.vertex.agent.event_id``, and draws the
@@ -45,8 +45,8 @@ class _Invocation:
 
 
 class TraceStore:
-    """Keeps finished spans per invocation (fed by an OpenTelemetry SDK span processor, see
-    :func:`build_trace_recording`).
+    """Keeps finished spans per invocation (fed by the tracer provider of
+    :func:`build_trace_recording`, or any OpenTelemetry SDK span processor).
 
     Args:
         max_invocations: how many invocations' spans to keep; the oldest go first.
@@ -223,23 +223,16 @@ def build_trace_recording(
     store: TraceStore,
 ) -> list[BasePlugin] | None:
     """The plugins that record an app's spans into ``store``: a :class:`TracingPlugin` on a
-    private tracer provider and the :class:`EventSpanLinker`. None when the OpenTelemetry
-    SDK is not installed (``pip install 'eventide[tracing]'``)."""
+    private tracer provider whose spans go straight to the store (see
+    :mod:`eventide.server.span_recording`) and the :class:`EventSpanLinker`. None when the
+    OpenTelemetry API is not installed (``pip install 'eventide[tracing]'``)."""
     try:
-        from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+        from eventide.server.span_recording import RecordingTracerProvider
     except ImportError:
         return None
     from eventide.plugins.tracing_plugin import TracingPlugin
 
-    class _IntoStore(SpanProcessor):
-        def on_end(self, span: Any) -> None:
-            store.on_end(span)
-
-        def shutdown(self) -> None:
-            store.clear()
-
-    provider = TracerProvider()
-    provider.add_span_processor(_IntoStore())
+    provider = RecordingTracerProvider(store.on_end)
     return [
         TracingPlugin(tracer_provider=provider, name="eventide_dev_traces"),
         EventSpanLinker(store),
