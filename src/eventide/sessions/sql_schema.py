@@ -6,14 +6,15 @@ that serializes concurrently starting processes, every migration newer than the 
 version. A database whose version is newer than this code knows is refused, never
 "upgraded" silently.
 
-Current shape (version 3)::
+Current shape (version 4)::
 
     sessions     pk, app_name, user_id, id (UNIQUE app_name+user_id+id), state (JSON),
                  last_seq (number of events), create_time, update_time,
                  initial_state (JSON: the state given to create_session, every scope;
                  NULL for sessions created before version 3)
     events       session_pk + seq (PRIMARY KEY), app_name, user_id, session_id,
-                 id (UNIQUE per session), invocation_id, timestamp, event (the event's JSON)
+                 id (UNIQUE per session), invocation_id, timestamp, event (the event's JSON);
+                 indexed by (session_pk, timestamp) for ``after_timestamp`` reads
     app_states   app_name (PRIMARY KEY), state (JSON), update_time
     user_states  app_name + user_id (PRIMARY KEY), state (JSON), update_time
 
@@ -95,6 +96,13 @@ _V2 = [
 # their initial state was never stored and cannot be rebuilt from the log.
 _V3 = ["ALTER TABLE sessions ADD COLUMN initial_state {json}"]
 
+# Version 4: no index on events.invocation_id. No statement reads events by invocation (a
+# rewind reads the session's log through its primary key), yet every append paid for one
+# more B-tree insert. The
+# (session_pk, timestamp) index stays: PostgreSQL's planner uses it for after_timestamp
+# reads (SQLite's prefers the primary key, and uses either for a session's delete).
+_V4 = ["DROP INDEX IF EXISTS events_by_invocation"]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Migration:
@@ -131,6 +139,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=3,
         description="sessions.initial_state (the state given to create_session)",
         statements=_templated(_V3),
+    ),
+    Migration(
+        version=4,
+        description="drop the unused index on events.invocation_id",
+        statements=_templated(_V4),
     ),
 )
 
