@@ -98,9 +98,8 @@ _V3 = ["ALTER TABLE sessions ADD COLUMN initial_state {json}"]
 
 # Version 4: no index on events.invocation_id. No statement reads events by invocation (a
 # rewind reads the session's log through its primary key), yet every append paid for one
-# more B-tree insert. The
-# (session_pk, timestamp) index stays: PostgreSQL's planner uses it for after_timestamp
-# reads (SQLite's prefers the primary key, and uses either for a session's delete).
+# more B-tree insert. The (session_pk, timestamp) index stays: PostgreSQL's planner uses
+# it for after_timestamp reads (SQLite's prefers the primary key).
 _V4 = ["DROP INDEX IF EXISTS events_by_invocation"]
 
 
