@@ -8,10 +8,12 @@ in SQL (``jsonb || delta``) for the session, the user and the app. Concurrent wr
 session queue on the row lock, so the order of the log is the commit order.
 
 SQLAlchemy owns the engine, the pool, migrations and the rarer operations (create, list,
-delete). The two hot paths, append and load, run their statements on the pooled
-connection's asyncpg driver directly (asyncpg's prepared statements, without SQLAlchemy's
-per-execute work); a pooled connection found dead is invalidated and the operation, safe to
-repeat, runs once more on a fresh one.
+delete). The two hot paths, append and load, run their statements on an asyncpg driver
+directly (asyncpg's prepared statements, without SQLAlchemy's per-execute work): on the
+store's own connection, one it keeps checked out of the pool, whenever that is idle, else on
+a pooled one. Checking a connection out of the pool and back in (greenlet hops and a
+reset-on-return) cost more client CPU than the append itself. A connection found dead is
+invalidated and the operation, safe to repeat, runs once more on a fresh one.
 
 asyncpg connections belong to the event loop that opened them. The store keeps one engine
 for the running loop; when it is used from another loop (tests, ``Runner.run``'s private
@@ -157,6 +159,11 @@ class PostgresSessionStore:
         self._engine: AsyncEngine | None = None
         self._engine_loop: asyncio.AbstractEventLoop | None = None
         self._drivers: weakref.WeakSet[Any] = weakref.WeakSet()
+        # The store's own connection (a pool connection kept checked out), its asyncpg
+        # driver, and whether an operation is running on it (one at a time).
+        self._own: Any = None
+        self._own_driver: Any = None
+        self._own_busy = False
 
     def _current_engine(self) -> AsyncEngine:
         loop = asyncio.get_running_loop()
@@ -198,6 +205,12 @@ class PostgresSessionStore:
                 sock.close()
                 transport._sock = None  # type: ignore[union-attr]
         self._drivers = weakref.WeakSet()
+        own, self._own, self._own_driver = self._own, None, None
+        if own is not None:
+            # Terminated above with the others; detached, so the pool forgets it without
+            # a warning when it is garbage collected.
+            own.detach()
+        self._own_busy = False
         engine.sync_engine.dispose(close=False)
 
     @asynccontextmanager
@@ -465,8 +478,9 @@ class PostgresSessionStore:
         return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
 
     async def _run_native(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
-        """Run ``work(driver)`` on a pooled connection's asyncpg driver directly, retrying
-        once on a fresh connection when the pooled one turns out to be dead.
+        """Run ``work(driver)`` on an asyncpg driver directly: the store's own connection
+        when it is idle, else a pooled one; retried once on a fresh connection when the one
+        used turns out to be dead.
 
         The hot paths (append, load) skip SQLAlchemy's per-execute work, about a millisecond
         of CPU here, and use asyncpg's prepared statements. No SQLAlchemy transaction is
@@ -474,11 +488,32 @@ class PostgresSessionStore:
         """
         from sqlalchemy.util import greenlet_spawn
 
+        engine = self._current_engine()
+        if not self._own_busy:
+            self._own_busy = True
+            try:
+                driver = self._own_driver
+                if driver is None:
+                    driver = await self._open_own(engine)
+                if driver is not None:
+                    try:
+                        return await work(driver)
+                    except _driver_errors() as exc:
+                        if not (driver.is_closed() or _is_disconnect(exc)):
+                            raise self._backend_error(exc) from exc
+                        # Dead (server restart, terminated backend): drop it, and run the
+                        # work once more on the pool's side below.
+                        own, self._own, self._own_driver = self._own, None, None
+                        if own is not None:
+                            await greenlet_spawn(own.invalidate, exc)
+            finally:
+                self._own_busy = False
+
         for attempt in (1, 2):
             try:
                 # The pooled connection itself, without an AsyncConnection around it: that
                 # wrapper's checkout and release cost more CPU than the append's own work.
-                pooled = await self._current_engine().raw_connection()
+                pooled = await engine.raw_connection()
                 try:
                     driver: Any = pooled.driver_connection
                     try:
@@ -496,11 +531,31 @@ class PostgresSessionStore:
                     raise self._backend_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
+    async def _open_own(self, engine: AsyncEngine) -> Any:
+        """Check the store's own connection out of the pool (kept until ``close``); None
+        when none can be had now (the pool's side then reports why)."""
+        from sqlalchemy.util import greenlet_spawn
+
+        try:
+            own = await engine.raw_connection()
+        except _driver_errors():
+            return None
+        if self._engine is not engine:  # the store moved to another loop meanwhile
+            await greenlet_spawn(own.invalidate)
+            return None
+        self._own, self._own_driver = own, own.driver_connection
+        return self._own_driver
+
     async def close(self) -> None:
         engine, self._engine = self._engine, None
         if engine is None:
             return
         if self._engine_loop is asyncio.get_running_loop():
+            own, self._own, self._own_driver = self._own, None, None
+            if own is not None:
+                from sqlalchemy.util import greenlet_spawn
+
+                await greenlet_spawn(own.close)  # back to the pool, which dispose closes
             await engine.dispose()
         else:
             self._abandon(engine)
