@@ -38,6 +38,7 @@ from eventide.sessions.session_store import (
     LoadedSession,
     StoredEvent,
     dumps_json,
+    encode_json,
     initial_state,
     listed_session,
     loads_state,
@@ -70,19 +71,19 @@ WITH cur AS (
     RETURNING session_pk, seq
 ), upd AS (
     UPDATE sessions SET last_seq = ins.seq, update_time = :ts,
-        state = CASE WHEN :has_session THEN sessions.state || CAST(:sdelta AS jsonb)
-                     ELSE sessions.state END
+        state = COALESCE(sessions.state || CAST(:sdelta AS jsonb), sessions.state)
     FROM ins WHERE sessions.pk = ins.session_pk
     RETURNING sessions.pk
 ), app AS (
     INSERT INTO app_states (app_name, state, update_time)
-    SELECT :app, CAST(:adelta AS jsonb), :ts FROM ins WHERE :has_app
+    SELECT :app, CAST(:adelta AS jsonb), :ts FROM ins WHERE CAST(:adelta AS jsonb) IS NOT NULL
     ON CONFLICT (app_name) DO UPDATE
         SET state = app_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
     RETURNING 1
 ), usr AS (
     INSERT INTO user_states (app_name, user_id, state, update_time)
-    SELECT :app, :user, CAST(:udelta AS jsonb), :ts FROM ins WHERE :has_user
+    SELECT :app, :user, CAST(:udelta AS jsonb), :ts FROM ins
+    WHERE CAST(:udelta AS jsonb) IS NOT NULL
     ON CONFLICT (app_name, user_id) DO UPDATE
         SET state = user_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
     RETURNING 1
@@ -442,25 +443,21 @@ class PostgresSessionStore:
 
     async def append(self, request: AppendRequest) -> AppendOutcome:
         r = request
-        params: dict[str, Any] = {
-            "app": r.app_name,
-            "user": r.user_id,
-            "sid": r.session_id,
-            "eid": r.event_id,
-            "inv": r.invocation_id,
-            "ts": r.timestamp,
-            "event": r.event_json,
-            "cas": r.compare_and_set,
-            "expected": r.expected_seq,
-            "has_session": r.session_delta is not None,
-            "sdelta": dumps_json(r.session_delta) if r.session_delta else "{}",
-            "has_app": r.app_delta is not None,
-            "adelta": dumps_json(r.app_delta) if r.app_delta else "{}",
-            "has_user": r.user_delta is not None,
-            "udelta": dumps_json(r.user_delta) if r.user_delta else "{}",
-        }
-
-        args = [params[name] for name in _APPEND_NATIVE_NAMES]
+        # In the order of _APPEND_NATIVE_NAMES (checked at import); a missing delta is NULL.
+        args = (
+            r.app_name,
+            r.user_id,
+            r.session_id,
+            r.event_id,
+            r.invocation_id,
+            r.timestamp,
+            r.event_json,
+            r.compare_and_set,
+            r.expected_seq,
+            _delta_json(r.session_delta),
+            _delta_json(r.app_delta),
+            _delta_json(r.user_delta),
+        )
 
         async def work(driver: Any) -> Any:
             return await driver.fetchrow(_APPEND_NATIVE, *args)
@@ -619,11 +616,21 @@ def _native(sql: str) -> tuple[str, list[str]]:
 
 
 _APPEND_NATIVE, _APPEND_NATIVE_NAMES = _native(_APPEND)
+if _APPEND_NATIVE_NAMES != [
+    "app", "user", "sid", "eid", "inv", "ts", "event", "cas", "expected", "sdelta", "adelta",
+    "udelta",
+]:  # fmt: skip
+    raise AssertionError(f"append() passes its arguments out of order: {_APPEND_NATIVE_NAMES}")
 # (app, user, sid), (pk, after, upto, limit) and (pk, after, upto, after_ts, limit): the
 # names appear in that order in each statement, so they become $1, $2, ... in that order.
 _SESSION_WITH_STATES_NATIVE = _native(_SESSION_WITH_STATES)[0]
 _EVENTS_NATIVE = _native(_EVENTS)[0]
 _EVENTS_AFTER_TIME_NATIVE = _native(_EVENTS_AFTER_TIME)[0]
+
+
+def _delta_json(delta: dict[str, Any] | None) -> str | None:
+    """A state delta as JSON text, or None (SQL NULL: nothing to merge) when empty."""
+    return encode_json(delta) if delta else None
 
 
 def _redacted(url: str) -> str:
