@@ -57,7 +57,11 @@ _T = TypeVar("_T")
 # An arbitrary constant: the advisory lock that serializes migrations across processes.
 _MIGRATION_LOCK = 0x45564E54_53455353  # "EVNTSESS"
 
-_APPEND = """
+# The append statement, in parts: the app and user merges are only sent when the event
+# has such a delta (unused, the two still cost the server about a fifth of the statement's
+# execution, WAL flush aside). Data-modifying CTEs always run to completion, referenced or
+# not.
+_APPEND_HEAD = """
 WITH cur AS (
     SELECT pk, last_seq FROM sessions
     WHERE app_name = :app AND user_id = :user AND id = :sid
@@ -73,23 +77,21 @@ WITH cur AS (
     UPDATE sessions SET last_seq = ins.seq, update_time = :ts,
         state = COALESCE(sessions.state || CAST(:sdelta AS jsonb), sessions.state)
     FROM ins WHERE sessions.pk = ins.session_pk
-    RETURNING sessions.pk
-), app AS (
+)"""
+_APPEND_APP = """, app AS (
     INSERT INTO app_states (app_name, state, update_time)
-    SELECT :app, CAST(:adelta AS jsonb), :ts FROM ins WHERE CAST(:adelta AS jsonb) IS NOT NULL
+    SELECT :app, CAST(:adelta AS jsonb), :ts FROM ins
     ON CONFLICT (app_name) DO UPDATE
         SET state = app_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
-    RETURNING 1
-), usr AS (
+)"""
+_APPEND_USER = """, usr AS (
     INSERT INTO user_states (app_name, user_id, state, update_time)
     SELECT :app, :user, CAST(:udelta AS jsonb), :ts FROM ins
-    WHERE CAST(:udelta AS jsonb) IS NOT NULL
     ON CONFLICT (app_name, user_id) DO UPDATE
         SET state = user_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
-    RETURNING 1
-)
-SELECT (SELECT last_seq FROM cur), (SELECT seq FROM ins),
-       (SELECT count(*) FROM upd) + (SELECT count(*) FROM app) + (SELECT count(*) FROM usr)
+)"""
+_APPEND_RESULT = """
+SELECT (SELECT last_seq FROM cur), (SELECT seq FROM ins)
 """
 
 _SESSION_WITH_STATES = """
@@ -443,8 +445,8 @@ class PostgresSessionStore:
 
     async def append(self, request: AppendRequest) -> AppendOutcome:
         r = request
-        # In the order of _APPEND_NATIVE_NAMES (checked at import); a missing delta is NULL.
-        args = (
+        # In the order of the statement's parameters (checked at import).
+        args: tuple[Any, ...] = (
             r.app_name,
             r.user_id,
             r.session_id,
@@ -454,13 +456,16 @@ class PostgresSessionStore:
             r.event_json,
             r.compare_and_set,
             r.expected_seq,
-            _delta_json(r.session_delta),
-            _delta_json(r.app_delta),
-            _delta_json(r.user_delta),
+            encode_json(r.session_delta) if r.session_delta else None,
         )
+        if r.app_delta:
+            args += (encode_json(r.app_delta),)
+        if r.user_delta:
+            args += (encode_json(r.user_delta),)
+        statement = _APPEND_NATIVE[bool(r.app_delta), bool(r.user_delta)]
 
         async def work(driver: Any) -> Any:
-            return await driver.fetchrow(_APPEND_NATIVE, *args)
+            return await driver.fetchrow(statement, *args)
 
         # Safe to repeat after a lost connection: if the first attempt committed, the event
         # id makes the second a no-op ("duplicate").
@@ -615,22 +620,30 @@ def _native(sql: str) -> tuple[str, list[str]]:
     return re.sub(r"(?<![:\w]):([a-z_]+)", number, sql), names
 
 
-_APPEND_NATIVE, _APPEND_NATIVE_NAMES = _native(_APPEND)
-if _APPEND_NATIVE_NAMES != [
-    "app", "user", "sid", "eid", "inv", "ts", "event", "cas", "expected", "sdelta", "adelta",
-    "udelta",
-]:  # fmt: skip
-    raise AssertionError(f"append() passes its arguments out of order: {_APPEND_NATIVE_NAMES}")
+def _append_statements() -> dict[tuple[bool, bool], str]:
+    """The append statement for each (has app delta, has user delta), in asyncpg's form;
+    its parameters must be in the order ``append`` passes them."""
+    statements: dict[tuple[bool, bool], str] = {}
+    base = ["app", "user", "sid", "eid", "inv", "ts", "event", "cas", "expected", "sdelta"]
+    for app in (False, True):
+        for user in (False, True):
+            sql = _APPEND_HEAD
+            sql += _APPEND_APP if app else ""
+            sql += _APPEND_USER if user else ""
+            native, names = _native(sql + _APPEND_RESULT)
+            expected = base + ["adelta"] * app + ["udelta"] * user
+            if names != expected:
+                raise AssertionError(f"append() passes its arguments out of order: {names}")
+            statements[app, user] = native
+    return statements
+
+
+_APPEND_NATIVE = _append_statements()
 # (app, user, sid), (pk, after, upto, limit) and (pk, after, upto, after_ts, limit): the
 # names appear in that order in each statement, so they become $1, $2, ... in that order.
 _SESSION_WITH_STATES_NATIVE = _native(_SESSION_WITH_STATES)[0]
 _EVENTS_NATIVE = _native(_EVENTS)[0]
 _EVENTS_AFTER_TIME_NATIVE = _native(_EVENTS_AFTER_TIME)[0]
-
-
-def _delta_json(delta: dict[str, Any] | None) -> str | None:
-    """A state delta as JSON text, or None (SQL NULL: nothing to merge) when empty."""
-    return encode_json(delta) if delta else None
 
 
 def _redacted(url: str) -> str:
