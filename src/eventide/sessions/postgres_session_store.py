@@ -494,14 +494,14 @@ class PostgresSessionStore:
         if not self._own_busy:
             self._own_busy = True
             try:
-                driver = self._own_driver
-                if driver is None:
-                    driver = await self._open_own(engine)
-                if driver is not None:
+                own_driver: Any = self._own_driver
+                if own_driver is None:
+                    own_driver = await self._open_own(engine)
+                if own_driver is not None:
                     try:
-                        return await work(driver)
+                        return await work(own_driver)
                     except _driver_errors() as exc:
-                        if not (driver.is_closed() or _is_disconnect(exc)):
+                        if not (own_driver.is_closed() or _is_disconnect(exc)):
                             raise self._backend_error(exc) from exc
                         # Dead (server restart, terminated backend): drop it, and run the
                         # work once more on the pool's side below.

@@ -58,6 +58,8 @@ from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, 
 __all__ = ["SqliteSessionStore"]
 
 _T = TypeVar("_T")
+# What runs a statement: a connection, or one cursor reused for a transaction's statements.
+_Executor = sqlite3.Connection | sqlite3.Cursor
 
 _BUMP = (
     "UPDATE sessions SET last_seq = last_seq + 1, update_time = ? "
@@ -464,7 +466,7 @@ class SqliteSessionStore:
 
     @staticmethod
     def _events(
-        conn: sqlite3.Connection,
+        conn: _Executor,
         pk: int,
         after_seq: int,
         upto_seq: int,
@@ -535,20 +537,22 @@ class SqliteSessionStore:
         return await self._run(self._append, request)
 
     def _append(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
-        conn.execute("BEGIN IMMEDIATE")
+        # One cursor for the whole transaction: conn.execute makes a new one per statement.
+        cur = conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
         try:
-            outcome = self._append_locked(conn, r)
+            outcome = self._append_locked(cur, r)
             if conn.in_transaction:
                 self._check_file(conn)
         except BaseException:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                cur.execute("ROLLBACK")
             raise
         if conn.in_transaction:
-            conn.execute("COMMIT")
+            cur.execute("COMMIT")
         return outcome
 
-    def _append_locked(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
+    def _append_locked(self, conn: _Executor, r: AppendRequest) -> AppendOutcome:
         where = (r.app_name, r.user_id, r.session_id)
         session_set = _json_set_args(r.session_delta) if r.session_delta else None
         if session_set is not None or not r.session_delta:
@@ -630,7 +634,7 @@ class SqliteSessionStore:
 
     def _fill_missed(
         self,
-        conn: sqlite3.Connection,
+        conn: _Executor,
         r: AppendRequest,
         pk: int,
         upto: int,
@@ -641,7 +645,7 @@ class SqliteSessionStore:
         row = conn.execute(_SESSION_WITH_STATES, (r.app_name, r.user_id, r.session_id)).fetchone()
         outcome.state = merged_state(row, r.app_name, r.user_id, r.session_id)
 
-    def _merge_scopes(self, conn: sqlite3.Connection, r: AppendRequest) -> None:
+    def _merge_scopes(self, conn: _Executor, r: AppendRequest) -> None:
         """Merge an append's app and user deltas into their shared states."""
         if r.app_delta:
             self._merge_app(conn, r.app_name, r.app_delta, r.timestamp)
@@ -649,9 +653,7 @@ class SqliteSessionStore:
             self._merge_user(conn, r.app_name, r.user_id, r.user_delta, r.timestamp)
 
     @staticmethod
-    def _merge_app(
-        conn: sqlite3.Connection, app_name: str, delta: dict[str, Any], now: float
-    ) -> None:
+    def _merge_app(conn: _Executor, app_name: str, delta: dict[str, Any], now: float) -> None:
         merge = _json_set_args(delta)
         if merge is not None:
             shape, args = merge
@@ -665,7 +667,7 @@ class SqliteSessionStore:
 
     @staticmethod
     def _merge_user(
-        conn: sqlite3.Connection, app_name: str, user_id: str, delta: dict[str, Any], now: float
+        conn: _Executor, app_name: str, user_id: str, delta: dict[str, Any], now: float
     ) -> None:
         merge = _json_set_args(delta)
         if merge is not None:
@@ -727,8 +729,11 @@ def _json_set_args(delta: dict[str, Any]) -> tuple[tuple[bool, ...], list[Any]] 
         if '"' in key:
             return None
         args.append(f'$."{key}"')
-        kind = type(value)
-        if kind is str or value is None or (kind is int and _INT64_MIN <= value <= _INT64_MAX):
+        if (
+            value is None
+            or value.__class__ is str
+            or (value.__class__ is int and _INT64_MIN <= value <= _INT64_MAX)
+        ):
             args.append(value)
             shape.append(False)
         else:
@@ -748,9 +753,7 @@ def _merging(template: str, column: str, shape: tuple[bool, ...]) -> str:
     return template.format(new=f"json_set('{{}}'{values})", old=f"json_set({column}{values})")
 
 
-def _guarded(
-    conn: sqlite3.Connection, sql: str, args: tuple[Any, ...], where: str
-) -> sqlite3.Cursor:
+def _guarded(conn: _Executor, sql: str, args: tuple[Any, ...], where: str) -> sqlite3.Cursor:
     """Run a statement that merges into stored JSON; unparsable stored JSON is corrupt."""
     try:
         return conn.execute(sql, args)
