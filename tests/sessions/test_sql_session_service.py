@@ -422,3 +422,51 @@ async def test_state_keys_with_json_path_characters(db_url: str) -> None:
     stored = await service.get_session(app_name=app, user_id="u", session_id=session.id)
     assert stored is not None and stored.state == expected == session.state
     await service.close()
+
+
+async def test_state_values_come_back_exactly_in_every_scope(db_url: str) -> None:
+    """Contract (values): whatever way a store writes a value (SQLite binds strings, None
+    and 64-bit integers to json_set as they are and JSON-encodes the rest), a fresh service
+    reads back exactly the value appended, with its JSON type, in every scope and on both
+    append paths (a current copy, and a stale one that goes through the general path)."""
+    values: dict[str, Any] = {
+        "s": 'quote " backslash \\ é \u2028',
+        "none": None,
+        "true": True,
+        "false": False,
+        "int": -(2**63),
+        "int_max": 2**63 - 1,
+        "big": 2**70,
+        "float": 0.1 + 0.2,
+        "whole_float": 2.0,
+        "list": [1, "two", [3.5, None]],
+        "dict": {"a": {"b": [True]}},
+    }
+    delta = {
+        **values,
+        **{f"app:{k}": v for k, v in values.items()},
+        **{f"user:{k}": v for k, v in values.items()},
+    }
+    app = f"app_{uuid.uuid4().hex[:8]}"
+    service = SqlSessionService(db_url)
+    current = await service.create_session(app_name=app, user_id="u", state={"k": 0})
+    stale = await service.get_session(app_name=app, user_id="u", session_id=current.id)
+    assert stale is not None
+    await service.append_event(
+        current, Event(author="a", actions=EventActions(state_delta=dict(delta)))
+    )
+    renamed = {f"{k}2": v for k, v in delta.items()}
+    await service.append_event(
+        stale, Event(author="a", actions=EventActions(state_delta=dict(renamed)))
+    )
+    await service.close()
+
+    reader = SqlSessionService(db_url)
+    stored = await reader.get_session(app_name=app, user_id="u", session_id=current.id)
+    await reader.close()
+    assert stored is not None
+    expected = {"k": 0, **delta, **renamed}
+    assert stored.state == expected
+    for key, value in expected.items():
+        assert type(stored.state[key]) is type(value), key  # True stays True, 2.0 a float
+    assert stale.state == expected  # the stale copy got the other event folded in

@@ -8,10 +8,12 @@ in SQL (``jsonb || delta``) for the session, the user and the app. Concurrent wr
 session queue on the row lock, so the order of the log is the commit order.
 
 SQLAlchemy owns the engine, the pool, migrations and the rarer operations (create, list,
-delete). The two hot paths, append and load, run their statements on the pooled
-connection's asyncpg driver directly (asyncpg's prepared statements, without SQLAlchemy's
-per-execute work); a pooled connection found dead is invalidated and the operation, safe to
-repeat, runs once more on a fresh one.
+delete). The two hot paths, append and load, run their statements on an asyncpg driver
+directly (asyncpg's prepared statements, without SQLAlchemy's per-execute work): on the
+store's own connection, one it keeps checked out of the pool, whenever that is idle, else on
+a pooled one. Checking a connection out of the pool and back in (greenlet hops and a
+reset-on-return) cost more client CPU than the append itself. A connection found dead is
+invalidated and the operation, safe to repeat, runs once more on a fresh one.
 
 asyncpg connections belong to the event loop that opened them. The store keeps one engine
 for the running loop; when it is used from another loop (tests, ``Runner.run``'s private
@@ -37,6 +39,7 @@ from eventide.sessions.session_store import (
     LoadedSession,
     StoredEvent,
     dumps_json,
+    encode_json,
     initial_state,
     listed_session,
     loads_state,
@@ -52,7 +55,11 @@ __all__ = ["PostgresSessionStore"]
 
 _T = TypeVar("_T")
 
-_APPEND = """
+# The append statement, in parts: the app and user merges are only sent when the event
+# has such a delta (unused, the two still cost the server about a fifth of the statement's
+# execution, WAL flush aside). Data-modifying CTEs always run to completion, referenced or
+# not.
+_APPEND_HEAD = """
 WITH cur AS (
     SELECT pk, last_seq FROM sessions
     WHERE app_name = :app AND user_id = :user AND id = :sid
@@ -66,25 +73,23 @@ WITH cur AS (
     RETURNING session_pk, seq
 ), upd AS (
     UPDATE sessions SET last_seq = ins.seq, update_time = :ts,
-        state = CASE WHEN :has_session THEN sessions.state || CAST(:sdelta AS jsonb)
-                     ELSE sessions.state END
+        state = COALESCE(sessions.state || CAST(:sdelta AS jsonb), sessions.state)
     FROM ins WHERE sessions.pk = ins.session_pk
-    RETURNING sessions.pk
-), app AS (
+)"""
+_APPEND_APP = """, app AS (
     INSERT INTO app_states (app_name, state, update_time)
-    SELECT :app, CAST(:adelta AS jsonb), :ts FROM ins WHERE :has_app
+    SELECT :app, CAST(:adelta AS jsonb), :ts FROM ins
     ON CONFLICT (app_name) DO UPDATE
         SET state = app_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
-    RETURNING 1
-), usr AS (
+)"""
+_APPEND_USER = """, usr AS (
     INSERT INTO user_states (app_name, user_id, state, update_time)
-    SELECT :app, :user, CAST(:udelta AS jsonb), :ts FROM ins WHERE :has_user
+    SELECT :app, :user, CAST(:udelta AS jsonb), :ts FROM ins
     ON CONFLICT (app_name, user_id) DO UPDATE
         SET state = user_states.state || EXCLUDED.state, update_time = EXCLUDED.update_time
-    RETURNING 1
-)
-SELECT (SELECT last_seq FROM cur), (SELECT seq FROM ins),
-       (SELECT count(*) FROM upd) + (SELECT count(*) FROM app) + (SELECT count(*) FROM usr)
+)"""
+_APPEND_RESULT = """
+SELECT (SELECT last_seq FROM cur), (SELECT seq FROM ins)
 """
 
 _SESSION_WITH_STATES = """
@@ -155,6 +160,11 @@ class PostgresSessionStore:
         self._engine: AsyncEngine | None = None
         self._engine_loop: asyncio.AbstractEventLoop | None = None
         self._drivers: weakref.WeakSet[Any] = weakref.WeakSet()
+        # The store's own connection (a pool connection kept checked out), its asyncpg
+        # driver, and whether an operation is running on it (one at a time).
+        self._own: Any = None
+        self._own_driver: Any = None
+        self._own_busy = False
 
     def _current_engine(self) -> AsyncEngine:
         loop = asyncio.get_running_loop()
@@ -196,6 +206,12 @@ class PostgresSessionStore:
                 sock.close()
                 transport._sock = None  # type: ignore[union-attr]
         self._drivers = weakref.WeakSet()
+        own, self._own, self._own_driver = self._own, None, None
+        if own is not None:
+            # Terminated above with the others; detached, so the pool forgets it without
+            # a warning when it is garbage collected.
+            own.detach()
+        self._own_busy = False
         engine.sync_engine.dispose(close=False)
 
     @asynccontextmanager
@@ -404,28 +420,27 @@ class PostgresSessionStore:
 
     async def append(self, request: AppendRequest) -> AppendOutcome:
         r = request
-        params: dict[str, Any] = {
-            "app": r.app_name,
-            "user": r.user_id,
-            "sid": r.session_id,
-            "eid": r.event_id,
-            "inv": r.invocation_id,
-            "ts": r.timestamp,
-            "event": r.event_json,
-            "cas": r.compare_and_set,
-            "expected": r.expected_seq,
-            "has_session": r.session_delta is not None,
-            "sdelta": dumps_json(r.session_delta) if r.session_delta else "{}",
-            "has_app": r.app_delta is not None,
-            "adelta": dumps_json(r.app_delta) if r.app_delta else "{}",
-            "has_user": r.user_delta is not None,
-            "udelta": dumps_json(r.user_delta) if r.user_delta else "{}",
-        }
-
-        args = [params[name] for name in _APPEND_NATIVE_NAMES]
+        # In the order of the statement's parameters (checked at import).
+        args: tuple[Any, ...] = (
+            r.app_name,
+            r.user_id,
+            r.session_id,
+            r.event_id,
+            r.invocation_id,
+            r.timestamp,
+            r.event_json,
+            r.compare_and_set,
+            r.expected_seq,
+            encode_json(r.session_delta) if r.session_delta else None,
+        )
+        if r.app_delta:
+            args += (encode_json(r.app_delta),)
+        if r.user_delta:
+            args += (encode_json(r.user_delta),)
+        statement = _APPEND_NATIVE[bool(r.app_delta), bool(r.user_delta)]
 
         async def work(driver: Any) -> Any:
-            return await driver.fetchrow(_APPEND_NATIVE, *args)
+            return await driver.fetchrow(statement, *args)
 
         # Safe to repeat after a lost connection: if the first attempt committed, the event
         # id makes the second a no-op ("duplicate").
@@ -440,8 +455,9 @@ class PostgresSessionStore:
         return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
 
     async def _run_native(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
-        """Run ``work(driver)`` on a pooled connection's asyncpg driver directly, retrying
-        once on a fresh connection when the pooled one turns out to be dead.
+        """Run ``work(driver)`` on an asyncpg driver directly: the store's own connection
+        when it is idle, else a pooled one; retried once on a fresh connection when the one
+        used turns out to be dead.
 
         The hot paths (append, load) skip SQLAlchemy's per-execute work, about a millisecond
         of CPU here, and use asyncpg's prepared statements. No SQLAlchemy transaction is
@@ -449,11 +465,32 @@ class PostgresSessionStore:
         """
         from sqlalchemy.util import greenlet_spawn
 
+        engine = self._current_engine()
+        if not self._own_busy:
+            self._own_busy = True
+            try:
+                own_driver: Any = self._own_driver
+                if own_driver is None:
+                    own_driver = await self._open_own(engine)
+                if own_driver is not None:
+                    try:
+                        return await work(own_driver)
+                    except _driver_errors() as exc:
+                        if not (own_driver.is_closed() or _is_disconnect(exc)):
+                            raise self._backend_error(exc) from exc
+                        # Dead (server restart, terminated backend): drop it, and run the
+                        # work once more on the pool's side below.
+                        own, self._own, self._own_driver = self._own, None, None
+                        if own is not None:
+                            await greenlet_spawn(own.invalidate, exc)
+            finally:
+                self._own_busy = False
+
         for attempt in (1, 2):
             try:
                 # The pooled connection itself, without an AsyncConnection around it: that
                 # wrapper's checkout and release cost more CPU than the append's own work.
-                pooled = await self._current_engine().raw_connection()
+                pooled = await engine.raw_connection()
                 try:
                     driver: Any = pooled.driver_connection
                     try:
@@ -471,11 +508,31 @@ class PostgresSessionStore:
                     raise self._backend_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
+    async def _open_own(self, engine: AsyncEngine) -> Any:
+        """Check the store's own connection out of the pool (kept until ``close``); None
+        when none can be had now (the pool's side then reports why)."""
+        from sqlalchemy.util import greenlet_spawn
+
+        try:
+            own = await engine.raw_connection()
+        except _driver_errors():
+            return None
+        if self._engine is not engine:  # the store moved to another loop meanwhile
+            await greenlet_spawn(own.invalidate)
+            return None
+        self._own, self._own_driver = own, own.driver_connection
+        return self._own_driver
+
     async def close(self) -> None:
         engine, self._engine = self._engine, None
         if engine is None:
             return
         if self._engine_loop is asyncio.get_running_loop():
+            own, self._own, self._own_driver = self._own, None, None
+            if own is not None:
+                from sqlalchemy.util import greenlet_spawn
+
+                await greenlet_spawn(own.close)  # back to the pool, which dispose closes
             await engine.dispose()
         else:
             self._abandon(engine)
@@ -538,7 +595,25 @@ def _native(sql: str) -> tuple[str, list[str]]:
     return re.sub(r"(?<![:\w]):([a-z_]+)", number, sql), names
 
 
-_APPEND_NATIVE, _APPEND_NATIVE_NAMES = _native(_APPEND)
+def _append_statements() -> dict[tuple[bool, bool], str]:
+    """The append statement for each (has app delta, has user delta), in asyncpg's form;
+    its parameters must be in the order ``append`` passes them."""
+    statements: dict[tuple[bool, bool], str] = {}
+    base = ["app", "user", "sid", "eid", "inv", "ts", "event", "cas", "expected", "sdelta"]
+    for app in (False, True):
+        for user in (False, True):
+            sql = _APPEND_HEAD
+            sql += _APPEND_APP if app else ""
+            sql += _APPEND_USER if user else ""
+            native, names = _native(sql + _APPEND_RESULT)
+            expected = base + ["adelta"] * app + ["udelta"] * user
+            if names != expected:
+                raise AssertionError(f"append() passes its arguments out of order: {names}")
+            statements[app, user] = native
+    return statements
+
+
+_APPEND_NATIVE = _append_statements()
 # (app, user, sid), (pk, after, upto, limit) and (pk, after, upto, after_ts, limit): the
 # names appear in that order in each statement, so they become $1, $2, ... in that order.
 _SESSION_WITH_STATES_NATIVE = _native(_SESSION_WITH_STATES)[0]

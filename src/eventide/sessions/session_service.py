@@ -313,7 +313,8 @@ class SessionService(BaseSessionService):
         store = await self._open()
         delta = event.actions.state_delta
         session_delta, app_delta, user_delta = split_delta(delta) if delta else (None, None, None)
-        event_json = event.model_dump_json(exclude_none=True)
+        # The model's serializer directly: model_dump_json only adds keyword handling.
+        event_json = type(event).__pydantic_serializer__.to_json(event, exclude_none=True).decode()
         if len(event_json) * 4 > self.max_event_bytes:  # cheap bound before the exact size
             size = len(event_json.encode())
             if size > self.max_event_bytes:

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from pydantic_core import to_json
+
 from eventide.errors import CorruptRecordError
 
 __all__ = [
@@ -234,8 +236,15 @@ def dumps_json(value: dict[str, Any]) -> str:
     return encode_json(value)
 
 
-# One encoder, built once: json.dumps with options builds a new encoder on every call.
-encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+def encode_json(value: Any) -> str:
+    """Compact JSON text (UTF-8, not ASCII-escaped) for JSON data.
+
+    pydantic_core's encoder (Rust) costs about a tenth of ``json``'s for a small delta. It
+    would write a NaN or infinity as null and encode types JSON lacks, where ``json``
+    raises: every value reaching a store was checked to be JSON data first
+    (``check_json_value``).
+    """
+    return to_json(value).decode()
 
 
 def merged_state(row: Any, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:

@@ -32,6 +32,7 @@ under that lock.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import sqlite3
 import threading
@@ -61,6 +62,8 @@ from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION
 __all__ = ["SqliteSessionStore"]
 
 _T = TypeVar("_T")
+# What runs a statement: a connection, or one cursor reused for a transaction's statements.
+_Executor = sqlite3.Connection | sqlite3.Cursor
 
 _BUMP = (
     "UPDATE sessions SET last_seq = last_seq + 1, update_time = ? "
@@ -75,8 +78,27 @@ _INSERT_EVENT = (
     "timestamp, event) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_pk, id) DO NOTHING"
 )
 _BUMP_MERGING = (
-    "UPDATE sessions SET last_seq = last_seq + 1, update_time = ?, state = {merge} "
+    "UPDATE sessions SET last_seq = last_seq + 1, update_time = ?, state = {old} "
     "WHERE app_name = ? AND user_id = ? AND id = ? RETURNING pk, last_seq"
+)
+# The common append: the caller's copy is at the end of the log. The event goes in as
+# number expected + 1 only if the log is that long (and its id is new); then the session
+# moves to it. Plain statements, no RETURNING (whose rows cost more than the lookups
+# they save): when the insert stores nothing (a stale copy, a duplicate, no such session)
+# the general path (``_BUMP*``) sorts it out, in the same transaction.
+_INSERT_NEXT_EVENT = (
+    "INSERT INTO events (session_pk, seq, app_name, user_id, session_id, id, invocation_id, "
+    "timestamp, event) SELECT pk, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions "
+    "WHERE app_name = ? AND user_id = ? AND id = ? AND last_seq = ? "
+    "ON CONFLICT (session_pk, id) DO NOTHING"
+)
+_SET_SEQ = (
+    "UPDATE sessions SET last_seq = ?, update_time = ? "
+    "WHERE app_name = ? AND user_id = ? AND id = ?"
+)
+_SET_SEQ_MERGING = (
+    "UPDATE sessions SET last_seq = ?, update_time = ?, state = {old} "
+    "WHERE app_name = ? AND user_id = ? AND id = ?"
 )
 _MERGE_APP = (
     "INSERT INTO app_states (app_name, state, update_time) VALUES (?, {new}, ?) "
@@ -483,7 +505,7 @@ class SqliteSessionStore:
 
     @staticmethod
     def _events(
-        conn: sqlite3.Connection,
+        conn: _Executor,
         pk: int,
         after_seq: int,
         upto_seq: int,
@@ -554,31 +576,58 @@ class SqliteSessionStore:
         return await self._run(self._append, request)
 
     def _append(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
-        conn.execute("BEGIN IMMEDIATE")
+        # One cursor for the whole transaction: conn.execute makes a new one per statement.
+        cur = conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
         try:
-            outcome = self._append_locked(conn, r)
+            outcome = self._append_locked(cur, r)
             if conn.in_transaction:
                 self._check_file(conn)
         except BaseException:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
+                cur.execute("ROLLBACK")
             raise
         if conn.in_transaction:
-            conn.execute("COMMIT")
+            cur.execute("COMMIT")
         return outcome
 
-    def _append_locked(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
+    def _append_locked(self, conn: _Executor, r: AppendRequest) -> AppendOutcome:
         where = (r.app_name, r.user_id, r.session_id)
         session_set = _json_set_args(r.session_delta) if r.session_delta else None
+        if session_set is not None or not r.session_delta:
+            seq = r.expected_seq + 1
+            inserted = conn.execute(
+                _INSERT_NEXT_EVENT,
+                (
+                    seq,
+                    *where,
+                    r.event_id,
+                    r.invocation_id,
+                    r.timestamp,
+                    r.event_json,
+                    *where,
+                    r.expected_seq,
+                ),
+            ).rowcount
+            if inserted:
+                if session_set is None:
+                    conn.execute(_SET_SEQ, (seq, r.timestamp, *where))
+                else:
+                    shape, args = session_set
+                    statement = _merging(_SET_SEQ_MERGING, "state", shape)
+                    where_text = f"session {r.session_id!r}"
+                    _guarded(conn, statement, (seq, r.timestamp, *args, *where), where_text)
+                self._merge_scopes(conn, r)
+                return AppendOutcome(status="committed", seq=seq, before=r.expected_seq)
         if not r.session_delta:
             rows = conn.execute(_BUMP, (r.timestamp, *where)).fetchall()
         elif session_set is not None:
             # Merge in SQL (json_set, in C): no read, parse and rewrite of the state in Python.
-            sql, args = session_set
-            statement = _BUMP_MERGING.format(merge=sql.format(target="state"))
+            shape, args = session_set
+            statement = _merging(_BUMP_MERGING, "state", shape)
             rows = _guarded(
                 conn, statement, (r.timestamp, *args, *where), f"session {r.session_id!r}"
-            )
+            ).fetchall()
         else:
             rows = conn.execute(_BUMP_WITH_STATE, (r.timestamp, *where)).fetchall()
         if not rows:
@@ -616,10 +665,7 @@ class SqliteSessionStore:
             state = loads_state(row[2], f"session {r.session_id!r}")
             state.update(r.session_delta)
             conn.execute(_SET_SESSION_STATE, (dumps_json(state), pk))
-        if r.app_delta:
-            self._merge_app(conn, r.app_name, r.app_delta, r.timestamp)
-        if r.user_delta:
-            self._merge_user(conn, r.app_name, r.user_id, r.user_delta, r.timestamp)
+        self._merge_scopes(conn, r)
         outcome = AppendOutcome(status="committed", seq=seq, before=before)
         if before != r.expected_seq:
             self._fill_missed(conn, r, pk, before, outcome)
@@ -627,7 +673,7 @@ class SqliteSessionStore:
 
     def _fill_missed(
         self,
-        conn: sqlite3.Connection,
+        conn: _Executor,
         r: AppendRequest,
         pk: int,
         upto: int,
@@ -638,16 +684,19 @@ class SqliteSessionStore:
         row = conn.execute(_SESSION_WITH_STATES, (r.app_name, r.user_id, r.session_id)).fetchone()
         outcome.state = merged_state(row, r.app_name, r.user_id, r.session_id)
 
+    def _merge_scopes(self, conn: _Executor, r: AppendRequest) -> None:
+        """Merge an append's app and user deltas into their shared states."""
+        if r.app_delta:
+            self._merge_app(conn, r.app_name, r.app_delta, r.timestamp)
+        if r.user_delta:
+            self._merge_user(conn, r.app_name, r.user_id, r.user_delta, r.timestamp)
+
     @staticmethod
-    def _merge_app(
-        conn: sqlite3.Connection, app_name: str, delta: dict[str, Any], now: float
-    ) -> None:
+    def _merge_app(conn: _Executor, app_name: str, delta: dict[str, Any], now: float) -> None:
         merge = _json_set_args(delta)
         if merge is not None:
-            sql, args = merge
-            statement = _MERGE_APP.format(
-                new=sql.format(target="'{}'"), old=sql.format(target="app_states.state")
-            )
+            shape, args = merge
+            statement = _merging(_MERGE_APP, "app_states.state", shape)
             _guarded(conn, statement, (app_name, *args, now, *args), f"app {app_name!r}")
             return
         row = conn.execute(_APP_STATE, (app_name,)).fetchone()
@@ -657,14 +706,12 @@ class SqliteSessionStore:
 
     @staticmethod
     def _merge_user(
-        conn: sqlite3.Connection, app_name: str, user_id: str, delta: dict[str, Any], now: float
+        conn: _Executor, app_name: str, user_id: str, delta: dict[str, Any], now: float
     ) -> None:
         merge = _json_set_args(delta)
         if merge is not None:
-            sql, args = merge
-            statement = _MERGE_USER.format(
-                new=sql.format(target="'{}'"), old=sql.format(target="user_states.state")
-            )
+            shape, args = merge
+            statement = _merging(_MERGE_USER, "user_states.state", shape)
             where = f"user {user_id!r} of app {app_name!r}"
             _guarded(conn, statement, (app_name, user_id, *args, now, *args), where)
             return
@@ -709,22 +756,49 @@ def _is_unwritable(exc: sqlite3.Error) -> bool:
     return code is not None and code & 0xFF in unwritable
 
 
-def _json_set_args(delta: dict[str, Any]) -> tuple[str, list[str]] | None:
-    """``json_set({target}, ?, json(?), ...)`` and its arguments for a delta, or None when a
-    key cannot be written as a JSON path label (it contains a double quote)."""
-    args: list[str] = []
+def _json_set_args(delta: dict[str, Any]) -> tuple[tuple[bool, ...], list[Any]] | None:
+    """The arguments of ``json_set(target, path, value, ...)`` for a delta, and its shape:
+    for each key, whether its value goes in as JSON text through ``json(?)``. None when a
+    key cannot be written as a JSON path label (it contains a double quote).
+
+    Strings, None and 64-bit integers are bound as they are (``json_set`` stores them as a
+    JSON string, null, integer) with no encoding in Python; anything else is JSON text,
+    floats included (SQLite would print a bound REAL with 15 digits, losing precision).
+    """
+    args: list[Any] = []
+    shape: list[bool] = []
     for key, value in delta.items():
         if '"' in key:
             return None
         args.append(f'$."{key}"')
-        args.append(encode_json(value))
-    return "json_set({target}" + ", ?, json(?)" * len(delta) + ")", args
+        if (
+            value is None
+            or value.__class__ is str
+            or (value.__class__ is int and _INT64_MIN <= value <= _INT64_MAX)
+        ):
+            args.append(value)
+            shape.append(False)
+        else:
+            args.append(encode_json(value))
+            shape.append(True)
+    return tuple(shape), args
 
 
-def _guarded(conn: sqlite3.Connection, sql: str, args: tuple[Any, ...], where: str) -> list[Any]:
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+@functools.lru_cache(maxsize=256)
+def _merging(template: str, column: str, shape: tuple[bool, ...]) -> str:
+    """A merging statement's text for a delta shape, built once (not on every append):
+    ``{old}`` becomes ``json_set(column, ...)``, ``{new}`` the same over ``'{}'``."""
+    values = "".join(", ?, json(?)" if as_json else ", ?, ?" for as_json in shape)
+    return template.format(new=f"json_set('{{}}'{values})", old=f"json_set({column}{values})")
+
+
+def _guarded(conn: _Executor, sql: str, args: tuple[Any, ...], where: str) -> sqlite3.Cursor:
     """Run a statement that merges into stored JSON; unparsable stored JSON is corrupt."""
     try:
-        return conn.execute(sql, args).fetchall()
+        return conn.execute(sql, args)
     except sqlite3.OperationalError as exc:
         if "malformed JSON" not in str(exc):
             raise
