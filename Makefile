@@ -43,10 +43,15 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest -q
 
-## Benchmarks side by side with google-adk (installs the bench extra).
-bench: $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[bench]'
-	$(BIN)/python -m benchmarks
+## Benchmarks side by side with google-adk, in their own venv: google-adk 2.13 pins older
+## google-genai and OpenTelemetry releases than the dev venv's, so installing it there would
+## downgrade what the tests run against.
+BENCH_VENV := .venv-bench
+bench:
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install -q -e '.[all,bench]'
+	$(BENCH_VENV)/bin/python -m benchmarks
 
 ## The HTTP server under load against `adk api_server`, side by side in one run: 200 SSE
 ## conversations x 10 turns, in memory and on PostgreSQL with two server processes

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from eventide.errors import ConfigurationError
 
@@ -59,6 +59,31 @@ class DatabaseUrl:
     dialect: Literal["sqlite", "postgresql"]
     sqlite_path: str | None = None
     postgres_url: str | None = None
+
+    @property
+    def asyncpg_dsn(self) -> str:
+        """The PostgreSQL URL as asyncpg's own ``connect``/``create_pool`` read it
+        (``postgresql://...``, libpq's ``sslmode=`` for the SSL option)."""
+        if self.postgres_url is None:
+            raise ValueError("not a PostgreSQL URL")
+        rest = self.postgres_url.partition("://")[2]
+        location, _, query = rest.partition("?")
+        options = [("sslmode" if k == "ssl" else k, v) for k, v in parse_qsl(query)]
+        suffix = f"?{urlencode(options)}" if options else ""
+        return f"postgresql://{location}{suffix}"
+
+    @property
+    def redacted(self) -> str:
+        """The URL for messages and logs: the SQLite path, or the PostgreSQL URL without
+        its password."""
+        if self.postgres_url is None:
+            return str(self.sqlite_path)
+        parts = urlsplit(self.postgres_url)
+        if parts.password is None:
+            return self.postgres_url
+        netloc = parts.netloc.rpartition("@")
+        user = netloc[0].partition(":")[0]
+        return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[2]}"))
 
     @property
     def sqlalchemy_url(self) -> str:

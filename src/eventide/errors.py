@@ -312,15 +312,19 @@ class CorruptRecordError(BackendError):
 class SchemaVersionError(BackendError):
     """The database was written by a newer Eventide: its schema version is unknown here."""
 
-    def __init__(self, *, database: str, found: int, supported: int) -> None:
+    def __init__(
+        self, *, database: str, found: int, supported: int, component: str = "sessions"
+    ) -> None:
+        kind = "session" if component == "sessions" else component
         super().__init__(
-            f"Database {database!r} has session schema version {found}, but this Eventide "
+            f"Database {database!r} has {kind} schema version {found}, but this Eventide "
             f"supports versions up to {supported}. It was upgraded by a newer Eventide; "
             "upgrade Eventide to open it (downgrading a schema is never done automatically)."
         )
         self.database = database
         self.found = found
         self.supported = supported
+        self.component = component
 
 
 class ScriptExhaustedError(EventideError, AssertionError):

@@ -54,3 +54,21 @@ def postgres_memory_url() -> Iterator[str]:
         pytest.skip(message)
     yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
     _run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+async def clear_postgres_memory(url: str) -> None:
+    """Empty the memory table of a test database (it lives for the whole test session)."""
+    conn = await asyncpg.connect(make_url(url).set(drivername="postgresql").render_as_string(False))
+    try:
+        await conn.execute("DELETE FROM eventide_memory")
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+def fresh_postgres_url(postgres_memory_url: str) -> Iterator[str]:
+    """The URL of a new, empty database of its own for one test, dropped afterwards."""
+    name = f"eventide_memory_{uuid.uuid4().hex[:12]}"
+    _run(_admin(f'CREATE DATABASE "{name}"'))
+    yield make_url(postgres_memory_url).set(database=name).render_as_string(hide_password=False)
+    _run(_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))

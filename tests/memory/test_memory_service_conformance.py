@@ -6,12 +6,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
 
 from eventide.memory import InMemoryMemoryService
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.sql_memory_service import SqlMemoryService
 from tests.conformance.memory_service_contract import MemoryServiceContract
+from tests.memory.conftest import clear_postgres_memory
 
 
 @pytest.fixture(
@@ -36,8 +36,7 @@ async def memory_service(memory_url: str | None) -> AsyncIterator[BaseMemoryServ
     yield service
     if memory_url.startswith("postgresql"):
         # The database lives for the whole test session: leave it empty for the next test.
-        async with service._engine.begin() as conn:
-            await conn.execute(text("DELETE FROM eventide_memory"))
+        await clear_postgres_memory(memory_url)
     await service.close()
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from eventide.errors import BackendError, ConfigurationError
 from eventide.memory.sql_memory_service import SqlMemoryService, query_words
 from tests.conformance.memory_service_contract import APP, USER, session, texts_for
+from tests.memory.conftest import clear_postgres_memory
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -30,8 +30,7 @@ async def sql_memory(sql_url: str) -> AsyncIterator[SqlMemoryService]:
     service = SqlMemoryService(sql_url)
     yield service
     if sql_url.startswith("postgresql"):
-        async with service._engine.begin() as conn:
-            await conn.execute(text("DELETE FROM eventide_memory"))
+        await clear_postgres_memory(sql_url)
     await service.close()
 
 
@@ -188,3 +187,28 @@ async def test_postgres_connections_dropped_by_the_server_are_replaced(
     finally:
         await service.delete_memories(app_name=APP, user_id=USER)
         await service.close()
+
+
+@pytest.mark.postgres
+def test_one_postgres_service_serves_one_event_loop_after_another(
+    postgres_memory_url: str,
+) -> None:
+    """asyncpg connections belong to the loop that opened them; a service used from one
+    loop and then another (``Runner.run`` runs each call on a private loop) opens a pool on
+    the new loop and drops the old one's connections, without an error."""
+    service = SqlMemoryService(postgres_memory_url)
+
+    async def index_and_search(text: str) -> list[str]:
+        await service.add_session_to_memory(session(text, f"Lisbon {text}"))
+        return sorted(await texts_for(service, "lisbon"))
+
+    try:
+        assert asyncio.run(index_and_search("first")) == ["Lisbon first"]
+        assert asyncio.run(index_and_search("second")) == ["Lisbon first", "Lisbon second"]
+    finally:
+
+        async def clean_up() -> None:
+            await service.delete_memories(app_name=APP, user_id=USER)
+            await service.close()
+
+        asyncio.run(clean_up())

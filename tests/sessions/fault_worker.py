@@ -58,7 +58,7 @@ async def main(url: str, app: str, sid: str, worker: str, stop: str, pad: int) -
             try:
                 await service.append_event(session, event)
             except Exception as exc:  # every failure is retried: that is the point
-                print(f"error {type(exc).__name__}: {str(exc)[:160]}", flush=True)
+                print(f"error {type(exc).__name__}: {str(exc)[:400]}", flush=True)
                 if _stopped(stop):
                     await service.close()
                     return

@@ -2,7 +2,8 @@
 
 Several processes (``tests/sessions/fault_worker.py``) append to ONE session and retry every
 failed append with the same event. Meanwhile a test hurts them or the backend: SIGKILLs at
-random moments; a SQLite file system that fills up; PostgreSQL connections
+random moments; a SQLite file system that fills up, a database made read-only, its folder
+deleted; PostgreSQL connections
 terminated with ``pg_terminate_backend`` (only this test's, in its private database); a
 private PostgreSQL cluster stopped and restarted mid-run. After each:
 
@@ -24,12 +25,14 @@ import random
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +113,18 @@ class _Writers:
                 raise AssertionError(f"the fault caused no errors within {timeout}s")
             time.sleep(0.02)
 
+    def wait_until_each_commits(self, *, after: set[str], timeout: float = 60.0) -> None:
+        """Wait until every writer has acknowledged an event that is not in ``after``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            fresh = set(self.acknowledged()) - after
+            idle = [n for n in self.procs if not any(i.rsplit("-", 1)[0] == n for i in fresh)]
+            if not idle:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"writers {idle} never committed again")
+            time.sleep(0.02)
+
     def kill(self, name: str) -> None:
         proc = self.procs[name]
         proc.send_signal(signal.SIGKILL)
@@ -186,6 +201,21 @@ async def _create_session(url: str, app: str) -> None:
         await service.close()
 
 
+async def _start_writers(url: str, folder: Path, *, pad: int = 0, acks: int = 20) -> _Writers:
+    """Create the session, start the writers and wait for their first ``acks`` appends."""
+    app = f"app_{uuid.uuid4().hex[:8]}"
+    await _create_session(url, app)
+    writers = _Writers(url, app, folder, pad=pad)
+    for k in range(WRITERS):
+        writers.start(f"w{k}")
+    try:
+        writers.wait_for_acks(acks)
+    except BaseException:
+        writers.stop()
+        raise
+    return writers
+
+
 def _rng() -> random.Random:
     chosen = os.environ.get("EVENTIDE_FAULT_SEED")
     value = int(chosen) if chosen else random.randrange(2**32)
@@ -211,14 +241,8 @@ async def test_sqlite_writers_killed_at_random_moments(tmp_path: Path) -> None:
     """Contract (no acknowledged write is ever lost; many writers): processes appending to
     one SQLite session are SIGKILLed at random moments and replaced; every acknowledged
     event is stored exactly once and the state is the fold of the stored deltas."""
-    url = f"sqlite:///{tmp_path / 'faults.db'}"
-    app = f"app_{uuid.uuid4().hex[:8]}"
-    await _create_session(url, app)
-    writers = _Writers(url, app, tmp_path)
+    writers = await _start_writers(f"sqlite:///{tmp_path / 'faults.db'}", tmp_path)
     try:
-        for k in range(WRITERS):
-            writers.start(f"w{k}")
-        writers.wait_for_acks(20)
         await _kill_at_random_moments(writers, rounds=6)
         before = len(writers.acknowledged())
         writers.wait_for_acks(before + 30)
@@ -266,14 +290,8 @@ async def test_sqlite_file_system_full(tmpfs: Path, tmp_path: Path) -> None:
     SQLite database fills up (a 48 MB tmpfs) while processes append; appends fail and are
     retried, nothing failed is reported as committed, and the writers recover on their own
     once there is room again."""
-    url = f"sqlite:///{tmpfs / 'faults.db'}"
-    app = f"app_{uuid.uuid4().hex[:8]}"
-    await _create_session(url, app)
-    writers = _Writers(url, app, tmp_path, pad=200)
+    writers = await _start_writers(f"sqlite:///{tmpfs / 'faults.db'}", tmp_path, pad=200)
     try:
-        for k in range(WRITERS):
-            writers.start(f"w{k}")
-        writers.wait_for_acks(20)
         filler = tmpfs / "filler"
         for _ in range(2):
             _fill(filler)
@@ -284,6 +302,156 @@ async def test_sqlite_file_system_full(tmpfs: Path, tmp_path: Path) -> None:
     finally:
         writers.stop()
     await _check(writers, "SQLite, full file system")
+
+
+def _chattr(flag: str, *paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["chattr", flag, *map(str, paths)], capture_output=True, text=True, check=False
+    )
+
+
+@contextmanager
+def _immutable(*paths: Path) -> Iterator[None]:
+    """Make files immutable (``chattr +i``): even root cannot write them, through new or
+    already open descriptors. Always undone."""
+    try:
+        done = _chattr("+i", *paths)
+        if done.returncode != 0:
+            message = f"chattr +i does not work here: {done.stderr.strip()}"
+            if IN_CI:
+                pytest.fail(message + " (CI=true: the read-only test must run)")
+            pytest.skip(message)
+        yield
+    finally:
+        _chattr("-i", *paths)
+
+
+async def test_sqlite_database_made_read_only(tmp_path: Path) -> None:
+    """Contract (failures; no acknowledged write is ever lost): the database file and its
+    WAL become unwritable (``chattr +i``; file modes do not stop root) while processes
+    append. Appends fail with an error that says what to check and are not acknowledged;
+    everything acknowledged before stays readable, by a new process too; once the files
+    are writable again the writers recover on their own."""
+    db = tmp_path / "faults.db"
+    url = f"sqlite:///{db}"
+    writers = await _start_writers(url, tmp_path)
+    app = writers.app
+    messages: set[str] = set()
+    try:
+        for _ in range(2):
+            errors = writers.errors()
+            with _immutable(db, Path(f"{db}-wal")):
+                writers.wait_for_errors(errors + 6)
+                # From here every writer has failed at least once: none commits any more.
+                acknowledged = writers.acknowledged()
+                await asyncio.sleep(0.5)
+                assert writers.acknowledged() == acknowledged
+                events, _ = await _stored_events(url, app)
+                assert set(acknowledged) <= {e.id for e in events}
+            messages |= {
+                line
+                for name in writers.procs
+                for line in writers.lines(name)
+                if line.startswith("error ")
+            }
+            writers.wait_for_acks(len(acknowledged) + 15)
+    finally:
+        writers.stop()
+    print(f"\nerrors the writers saw: {sorted(messages)[:3]}")
+    assert all("BackendError" in m and "faults.db" in m for m in messages), sorted(messages)
+    assert any("could not be written" in m and "writable" in m for m in messages)
+    await _check(writers, "SQLite, read-only database")
+
+
+def _ids_in_file(path: Path) -> list[str]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute("SELECT id FROM events ORDER BY seq")]
+    finally:
+        conn.close()
+
+
+@contextmanager
+def _write_locked(db: Path) -> Iterator[set[str]]:
+    """Hold the database's write lock (no writer commits meanwhile) and give the ids of
+    the events a reader of the path sees."""
+    lock = sqlite3.connect(db, timeout=30, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")
+        yield {row[0] for row in lock.execute("SELECT id FROM events")}
+        lock.execute("ROLLBACK")
+    finally:
+        lock.close()
+
+
+async def test_sqlite_folder_deleted_under_several_writers(tmp_path: Path) -> None:
+    """Contract (failures; no acknowledged write is ever lost): the folder holding the
+    database is deleted while three processes append to one session, then created again.
+    Every acknowledged event could be read at the path when it was acknowledged: nothing is
+    acknowledged into deleted files. After the folder is back and the session is created
+    again, every writer recovers on its own.
+
+    The deletion is done as ``rm -r`` may do it, in two steps: first the ``-wal`` and
+    ``-shm`` files, then, a moment later, the database and the folder (regression: in
+    between, writers went on committing into the deleted WAL, unread by anyone who opens the
+    path, and acknowledged it). Each step happens while this test holds the write lock, so
+    what a reader of the path saw at that moment is known exactly; hard links keep the
+    files deleted in the second step readable, to check that nothing was committed into
+    them later."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    db = folder / "faults.db"
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    url = f"sqlite:///{db}"
+    writers = await _start_writers(url, tmp_path, acks=30)
+    app = writers.app
+    try:
+        with _write_locked(db) as before_wal_deleted:
+            for suffix in ("-wal", "-shm"):
+                os.remove(f"{db}{suffix}")
+        acknowledged = len(writers.acknowledged())
+        writers.wait_for_acks(acknowledged + 15)  # the writers carry on: the path still works
+        with _write_locked(db) as before_folder_deleted:
+            for suffix in ("", "-wal"):
+                os.link(f"{db}{suffix}", kept / f"faults.db{suffix}")
+            shutil.rmtree(folder)
+        errors = writers.errors()
+        writers.wait_for_errors(errors + 2 * WRITERS)
+        at_folder_deletion = set(writers.acknowledged())
+        folder.mkdir()
+        await _create_session(url, app)
+        writers.wait_for_acks(len(writers.acknowledged()) + 30)
+        writers.wait_until_each_commits(after=at_folder_deletion)
+    finally:
+        writers.stop()
+
+    events, state = await _stored_events(url, app)
+    new_ids = [e.id for e in events]
+    acknowledged_ids = writers.acknowledged()
+    readable = before_wal_deleted | before_folder_deleted | set(new_ids)
+    lost = set(acknowledged_ids) - readable
+    into_deleted = set(_ids_in_file(kept / "faults.db")) - before_folder_deleted
+    duplicates = len(new_ids) - len(set(new_ids)) + len(before_folder_deleted & set(new_ids))
+    print(
+        f"\n[SQLite, WAL then folder deleted under {WRITERS} writers] turns acknowledged "
+        f"{len(acknowledged_ids)}, events readable at the path: {len(before_wal_deleted)} "
+        f"before the WAL was deleted, {len(before_folder_deleted)} before the folder was, "
+        f"{len(new_ids)} in the new database; duplicates {duplicates}, lost {len(lost)}, "
+        f"committed into deleted files {len(into_deleted)}, failed attempts retried "
+        f"{writers.errors()}"
+    )
+    assert not lost, f"acknowledged but never readable at the path: {sorted(lost)[:10]}"
+    assert not into_deleted, sorted(into_deleted)[:10]
+    assert duplicates == 0
+    assert set(new_ids) - set(acknowledged_ids) <= writers.in_flight()
+    for name in writers.procs:
+        mine = [int(i.rsplit("-", 1)[1]) for i in new_ids if i.rsplit("-", 1)[0] == name]
+        assert mine == list(range(mine[0], mine[0] + len(mine))), f"{name}: {mine[:10]}"
+    folded: dict[str, Any] = {}
+    for event in events:
+        folded.update(event.actions.state_delta)
+    assert state == folded
 
 
 # --- PostgreSQL ---

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from eventide.errors import BackendError
 from eventide.events import Event, EventActions
 from eventide.sessions.sql_session_service import SqlSessionService
+from tests.sessions.conftest import IN_CI
 
 
 def _event(n: int) -> Event:
@@ -76,3 +80,117 @@ async def test_append_after_the_database_file_went_away_fails_and_acknowledges_n
         assert [e.actions.state_delta for e in stored.events] == [{"n": 4}]
     finally:
         await reopened.close()
+
+
+def _stored_ids_seen_by_another_process(path: Path) -> list[str] | None:
+    """The event ids of session "s" as a separate process reads them (None: no session)."""
+    code = (
+        "import asyncio, json, sys\n"
+        "from eventide.sessions.sql_session_service import SqlSessionService\n"
+        "async def main():\n"
+        "    svc = SqlSessionService(sys.argv[1])\n"
+        "    s = await svc.get_session(app_name='app', user_id='u', session_id='s')\n"
+        "    await svc.close()\n"
+        "    print(json.dumps(None if s is None else [e.id for e in s.events]))\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, f"sqlite:///{path}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    found: list[str] | None = json.loads(done.stdout)
+    return found
+
+
+@pytest.mark.parametrize("synchronous", ["NORMAL", "FULL"])
+async def test_append_after_the_wal_file_was_deleted_fails_and_acknowledges_nothing(
+    tmp_path: Path, synchronous: str
+) -> None:
+    """Contract (failures; no acknowledged write is ever lost): the database file is still
+    at its path but its ``-wal`` (and ``-shm``) were deleted. The store's connection would
+    go on committing into the unlinked WAL, where no other process reads (another process
+    starts a new WAL of its own at the path). So an append fails with BackendError and
+    acknowledges nothing, and the service then works on the file at the path again
+    (regression: such commits were acknowledged; NORMAL commits run inline, FULL ones on the
+    store's thread)."""
+    path = tmp_path / "sessions.db"
+    service = SqlSessionService(f"sqlite:///{path}", synchronous=synchronous)
+    try:
+        session = await service.create_session(app_name="app", user_id="u", session_id="s")
+        await service.append_event(session, _event(1))
+        for suffix in ("-wal", "-shm"):
+            os.remove(f"{path}{suffix}")
+        with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
+            await service.append_event(session, _event(2))
+        assert [e.actions.state_delta for e in session.events] == [{"n": 1}]
+
+        fresh = await service.get_session(app_name="app", user_id="u", session_id="s")
+        if fresh is None:  # the session lived only in the deleted WAL
+            fresh = await service.create_session(app_name="app", user_id="u", session_id="s")
+        await service.append_event(fresh, Event(id="after", author="agent", invocation_id="i"))
+        seen = _stored_ids_seen_by_another_process(path)
+        assert seen is not None and seen[-1] == "after"
+        assert len(seen) == len(fresh.events)
+    finally:
+        await service.close()
+
+
+def _take_inode(folder: Path, inode: int) -> Path | None:
+    """Create files in ``folder`` until one gets inode number ``inode`` (ext4 hands a freed
+    inode out again at once); the others are removed. None if none did."""
+    others: list[Path] = []
+    try:
+        for n in range(64):
+            candidate = folder / f"candidate-{n}"
+            candidate.touch()
+            if candidate.stat().st_ino == inode:
+                return candidate
+            others.append(candidate)
+    finally:
+        for other in others:
+            other.unlink()
+    return None
+
+
+async def test_a_new_database_file_that_reuses_the_old_inode_number_is_migrated(
+    tmp_path: Path,
+) -> None:
+    """The database file was deleted and a new, empty one appeared at the path with the
+    same inode number (file systems reuse a freed number at once). The store decides
+    whether a file needs its tables by the schema version stored in it, not by its inode, so
+    it migrates the new file and goes on working (regression: the reused number made it
+    take the empty file for the one it had migrated, and every call failed with "no such
+    table")."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    path = folder / "sessions.db"
+    # FULL: writes run on the store's thread (reads inline): the one connection, which met
+    # the deleted file, is closed, and the old inode is freed.
+    service = SqlSessionService(f"sqlite:///{path}", synchronous="FULL")
+    try:
+        session = await service.create_session(app_name="app", user_id="u", session_id="s")
+        await service.append_event(session, _event(1))
+        old_inode = path.stat().st_ino
+        for suffix in ("", "-wal", "-shm"):
+            _remove(f"{path}{suffix}")
+        with pytest.raises(BackendError, match="no longer the file"):
+            await service.append_event(session, _event(2))
+        reused = _take_inode(folder, old_inode)
+        if reused is None:
+            message = "this file system did not hand the freed inode number out again"
+            if IN_CI:
+                pytest.fail(message + " (CI=true: the regression must be exercised)")
+            pytest.skip(message)
+        reused.rename(path)  # an empty file: an empty SQLite database
+        assert path.stat().st_ino == old_inode
+
+        assert await service.get_session(app_name="app", user_id="u", session_id="s") is None
+        fresh = await service.create_session(app_name="app", user_id="u", session_id="s")
+        await service.append_event(fresh, _event(3))
+        reread = await service.get_session(app_name="app", user_id="u", session_id="s")
+        assert reread is not None and reread.state == {"n": 3}
+    finally:
+        await service.close()

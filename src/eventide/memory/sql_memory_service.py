@@ -3,39 +3,43 @@
 One row per remembered event (its text, its content as JSON, author, time, session) in the
 table ``eventide_memory``, indexed for full-text search:
 
-- **SQLite** (``sqlite+aiosqlite:///path/to/memory.db``): an FTS5 external-content index kept
-  in step by triggers, Porter stemming, ranked by BM25.
-- **PostgreSQL** (``postgresql+asyncpg://user@host/db``): a stored ``tsvector`` column with a
-  GIN index (English configuration). ``ts_rank`` knows nothing of how rare a word is, so the
+- **SQLite** (``sqlite:///path/to/memory.db``): an FTS5 external-content index kept in step
+  by triggers, Porter stemming, ranked by BM25.
+- **PostgreSQL** (``postgresql://user@host/db``): a stored ``tsvector`` column with a GIN
+  index (English configuration). ``ts_rank`` knows nothing of how rare a word is, so the
   score weights each query word's ``ts_rank`` by its inverse document frequency among the
   user's memories, which ranks like BM25: more matched words first, rarer words first.
 
 A query is never passed to the search engine as syntax: it is split into words, and a memory
 matches when it contains any of them. Quotes, ``AND``, ``*`` or ``-`` in a query are just text.
+
+The SQL layer is the session store's: the one URL parser (:mod:`eventide._database_urls`),
+the one migration runner (:mod:`eventide._sql_migrations`, component ``memory``, tables in
+:mod:`eventide.memory.sql_memory_schema`), and the same driver per dialect (``sqlite3``,
+asyncpg; :mod:`eventide.memory._sql_memory_backends`). Statements shared by both dialects
+are written once, with SQLite's numbered parameters (``?1``), which become asyncpg's
+(``$1``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import re
-from collections.abc import AsyncGenerator, Sequence
-from contextlib import asynccontextmanager
+import sqlite3
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import event as sa_event
-from sqlalchemy import text
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
-from sqlalchemy.pool import StaticPool
-
 from eventide import types
-from eventide._database_urls import normalize_database_url
-from eventide.errors import BackendError, ConfigurationError
+from eventide._database_urls import MEMORY_PATH, parse_database_url
+from eventide.errors import ConfigurationError
 from eventide.events import Event
+from eventide.memory._sql_memory_backends import (
+    PostgresMemoryBackend,
+    SqliteMemoryBackend,
+    write,
+)
 from eventide.memory.base_memory_service import (
     BaseMemoryService,
     MemoryEntry,
@@ -49,87 +53,36 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # More words than this add little to ranking and make the statement needlessly large.
 _MAX_QUERY_WORDS = 32
 
-_SQLITE_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS eventide_memory (
-        id INTEGER PRIMARY KEY,
-        app_name TEXT NOT NULL,
-        user_id TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        event_id TEXT NOT NULL,
-        author TEXT,
-        timestamp REAL NOT NULL,
-        content TEXT NOT NULL,
-        text TEXT NOT NULL,
-        scope TEXT NOT NULL,
-        UNIQUE (app_name, user_id, session_id, event_id))""",
-    # ``scope`` holds one token naming (app, user): a search ANDs it with the query's words,
-    # so only the user's rows are ever ranked, however many users share the database.
-    """CREATE VIRTUAL TABLE IF NOT EXISTS eventide_memory_fts USING fts5(
-        text, scope, content='eventide_memory', content_rowid='id',
-        tokenize='porter unicode61')""",
-    """CREATE TRIGGER IF NOT EXISTS eventide_memory_ai AFTER INSERT ON eventide_memory BEGIN
-        INSERT INTO eventide_memory_fts(rowid, text, scope) VALUES (new.id, new.text, new.scope);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS eventide_memory_ad AFTER DELETE ON eventide_memory BEGIN
-        INSERT INTO eventide_memory_fts(eventide_memory_fts, rowid, text, scope)
-        VALUES ('delete', old.id, old.text, old.scope);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS eventide_memory_au AFTER UPDATE ON eventide_memory BEGIN
-        INSERT INTO eventide_memory_fts(eventide_memory_fts, rowid, text, scope)
-        VALUES ('delete', old.id, old.text, old.scope);
-        INSERT INTO eventide_memory_fts(rowid, text, scope) VALUES (new.id, new.text, new.scope);
-    END""",
-)
 
-_POSTGRES_SCHEMA = (
-    # Several processes may start at once: serialize the DDL (CREATE ... IF NOT EXISTS
-    # alone can still collide on the catalog's unique indexes).
-    "SELECT pg_advisory_xact_lock(7245091388312)",
-    """CREATE TABLE IF NOT EXISTS eventide_memory (
-        id BIGSERIAL PRIMARY KEY,
-        app_name TEXT NOT NULL,
-        user_id TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        event_id TEXT NOT NULL,
-        author TEXT,
-        timestamp DOUBLE PRECISION NOT NULL,
-        content TEXT NOT NULL,
-        text TEXT NOT NULL,
-        tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
-        UNIQUE (app_name, user_id, session_id, event_id))""",
-    # fastupdate off: a bulk re-index would otherwise sit in the GIN pending list, which
-    # every search scans linearly until (auto)vacuum merges it.
-    """CREATE INDEX IF NOT EXISTS eventide_memory_tsv ON eventide_memory USING GIN (tsv)
-        WITH (fastupdate = off)""",
-)
+def _postgres(sql: str) -> str:
+    """SQLite's numbered parameters (``?1``) as asyncpg's (``$1``)."""
+    return re.sub(r"\?(\d+)", r"$\1", sql)
+
 
 _SELECT_INDEXED = """SELECT event_id FROM eventide_memory
-    WHERE app_name = :app_name AND user_id = :user_id AND session_id = :session_id"""
+    WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"""
 
 _DELETE_EVENT = """DELETE FROM eventide_memory
-    WHERE app_name = :app_name AND user_id = :user_id AND session_id = :session_id
-      AND event_id = :event_id"""
+    WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 AND event_id = ?4"""
 
-_POSTGRES_INSERT = """INSERT INTO eventide_memory
-    (app_name, user_id, session_id, event_id, author, timestamp, content, text)
-    VALUES (:app_name, :user_id, :session_id, :event_id, :author, :timestamp, :content, :text)
+_DELETE_MEMORIES = "DELETE FROM eventide_memory WHERE app_name = ?1 AND user_id = ?2"
+
+# SQLite also stores the row's scope token (see _scope_token).
+_INSERT = """INSERT INTO eventide_memory
+    (app_name, user_id, session_id, event_id, author, timestamp, content, text{scope})
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8{scope_value})
     ON CONFLICT (app_name, user_id, session_id, event_id) DO UPDATE SET
         author = excluded.author, timestamp = excluded.timestamp,
         content = excluded.content, text = excluded.text"""
 
-_SQLITE_INSERT = """INSERT INTO eventide_memory
-    (app_name, user_id, session_id, event_id, author, timestamp, content, text, scope)
-    VALUES (:app_name, :user_id, :session_id, :event_id, :author, :timestamp, :content, :text,
-            :scope)
-    ON CONFLICT (app_name, user_id, session_id, event_id) DO UPDATE SET
-        author = excluded.author, timestamp = excluded.timestamp,
-        content = excluded.content, text = excluded.text"""
+_SQLITE_INSERT = _INSERT.format(scope=", scope", scope_value=", ?9")
+_POSTGRES_INSERT = _postgres(_INSERT.format(scope="", scope_value=""))
 
 _SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content
     FROM eventide_memory_fts JOIN eventide_memory AS m ON m.id = eventide_memory_fts.rowid
-    WHERE eventide_memory_fts MATCH :match AND m.app_name = :app_name AND m.user_id = :user_id
+    WHERE eventide_memory_fts MATCH ?1 AND m.app_name = ?2 AND m.user_id = ?3
     ORDER BY bm25(eventide_memory_fts, 1.0, 0.0), m.timestamp DESC
-    LIMIT :limit"""
+    LIMIT ?4"""
 
 # Every CTE is MATERIALIZED so that each runs once: inlined, the per-word counts would be
 # re-evaluated for every candidate row. Candidates come from one GIN lookup of any query
@@ -137,15 +90,15 @@ _SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content
 # count N in the IDF is the table's row estimate from the planner's statistics (O(1)):
 # counting the user's rows exactly cost more than the rest of the search together, and
 # ranking only needs IDF to fall as a word gets more common.
-_POSTGRES_SEARCH = """WITH useful AS MATERIALIZED (
+_POSTGRES_SEARCH = _postgres("""WITH useful AS MATERIALIZED (
         SELECT DISTINCT q FROM (
             SELECT plainto_tsquery('english', w) AS q
-            FROM unnest(CAST(:words AS text[])) AS w
+            FROM unnest(CAST(?1 AS text[])) AS w
         ) AS terms
         WHERE numnode(q) > 0
     ), candidates AS MATERIALIZED (
         SELECT id, tsv FROM eventide_memory
-        WHERE app_name = :app_name AND user_id = :user_id AND tsv @@ (
+        WHERE app_name = ?2 AND user_id = ?3 AND tsv @@ (
             SELECT CAST(string_agg('(' || CAST(q AS text) || ')', ' | ') AS tsquery)
             FROM useful
         )
@@ -166,66 +119,59 @@ _POSTGRES_SEARCH = """WITH useful AS MATERIALIZED (
         FROM candidates AS c JOIN weighted AS w ON c.tsv @@ w.q
         GROUP BY c.id
         ORDER BY score DESC
-        LIMIT :limit
+        LIMIT ?4
     )
     SELECT m.session_id, m.author, m.timestamp, m.content
     FROM scored AS s JOIN eventide_memory AS m ON m.id = s.id
-    ORDER BY s.score DESC, m.timestamp DESC"""
+    ORDER BY s.score DESC, m.timestamp DESC""")
 
 
 class SqlMemoryService(BaseMemoryService):
     """Indexes sessions' events in SQLite (FTS5) or PostgreSQL (tsvector) and searches them.
 
-    The table is created on first use. Safe for many processes sharing one database.
+    The tables are created (or brought up to date) on first use. Safe for many processes
+    sharing one database.
 
     Args:
-        url: a SQLAlchemy async URL: ``sqlite+aiosqlite:///memory.db`` or
-            ``postgresql+asyncpg://user@host:5432/db``.
+        url: ``sqlite:///memory.db`` (``sqlite+aiosqlite://`` too; ``sqlite:///:memory:``
+            for a database as long-lived as the service) or ``postgresql://user@host/db``
+            (any ``postgresql+<driver>://`` form); see ``eventide/_database_urls.py``.
         max_results: the most memories one search returns (best first).
-        **engine_kwargs: passed to ``sqlalchemy.ext.asyncio.create_async_engine`` (pool
-            sizes, ``connect_args``, ...).
+        busy_timeout: SQLite: seconds to wait for another process's write lock.
+        max_connections: PostgreSQL: the most connections open at once (per event loop).
 
     Raises:
         ConfigurationError: the URL names another database, or a SQLite path that is a
             folder.
     """
 
-    def __init__(self, url: str, *, max_results: int = 50, **engine_kwargs: Any) -> None:
-        parsed = make_url(normalize_database_url(url, setting="url"))
-        backend = parsed.get_backend_name()
-        if backend not in ("sqlite", "postgresql"):
-            raise ConfigurationError(
-                f"SqlMemoryService supports SQLite and PostgreSQL, not {backend!r} (URL "
-                f"{parsed.render_as_string(hide_password=True)!r}). Use "
-                "'sqlite+aiosqlite:///memory.db' or 'postgresql+asyncpg://user@host/db'."
-            )
+    def __init__(
+        self,
+        url: str,
+        *,
+        max_results: int = 50,
+        busy_timeout: float = 10.0,
+        max_connections: int = 10,
+    ) -> None:
+        parsed = parse_database_url(url, setting="url")
         if max_results < 1:
             raise ConfigurationError(f"max_results must be at least 1, got {max_results}.")
-        self._sqlite = backend == "sqlite"
-        self._where = parsed.render_as_string(hide_password=True)
         self.max_results = max_results
-        database = parsed.database
-        if self._sqlite:
-            if database and database != ":memory:" and os.path.isdir(database):
+        self._sqlite: SqliteMemoryBackend | None = None
+        self._postgres: PostgresMemoryBackend | None = None
+        path = parsed.sqlite_path
+        if path is None:
+            self._postgres = PostgresMemoryBackend(parsed, max_connections=max_connections)
+            return
+        if path != MEMORY_PATH:
+            if os.path.isdir(path):
                 raise ConfigurationError(
-                    f"The SQLite memory database path {database!r} is a folder. Give the path "
-                    f"of a file, e.g. 'sqlite+aiosqlite:///{os.path.join(database, 'memory.db')}'."
+                    f"The SQLite memory database path {path!r} is a folder. Give the path "
+                    f"of a file, e.g. 'sqlite:///{os.path.join(path, 'memory.db')}'."
                 )
-            if not database or database == ":memory:":
-                # Each new connection to ':memory:' is an empty database: keep just one.
-                engine_kwargs.setdefault("poolclass", StaticPool)
-            elif parent := os.path.dirname(database):
+            if parent := os.path.dirname(path):
                 os.makedirs(parent, exist_ok=True)
-        else:
-            # A pooled connection may have died with a server restart or failover: check it
-            # on checkout so the first call after the database comes back succeeds.
-            engine_kwargs.setdefault("pool_pre_ping", True)
-        self._engine: AsyncEngine = create_async_engine(parsed, **engine_kwargs)
-        if self._sqlite:
-            sa_event.listen(self._engine.sync_engine, "connect", _sqlite_pragmas)
-            sa_event.listen(self._engine.sync_engine, "begin", _sqlite_begin_immediate)
-        self._ready = False
-        self._ready_lock = asyncio.Lock()
+        self._sqlite = SqliteMemoryBackend(path, busy_timeout=busy_timeout)
 
     # --- the contract ---
     async def add_session_to_memory(self, session: Session) -> None:
@@ -236,46 +182,48 @@ class SqlMemoryService(BaseMemoryService):
         those already indexed are left as they are, and re-adding after every invocation
         costs the new events, not the whole history again.
         """
-        scope = {
-            "app_name": session.app_name,
-            "user_id": session.user_id,
-            "session_id": session.id,
-        }
+        scope = (session.app_name, session.user_id, session.id)
         events = {
             event.id: event
             for event in session.events
             if event.text and not event.partial and event.content is not None
         }
-        async with self._transaction("index a session") as conn:
-            result = await conn.execute(text(_SELECT_INDEXED), scope)
-            indexed = set(result.scalars())
-            stale = indexed - events.keys()
-            if stale:
-                await conn.execute(
-                    text(_DELETE_EVENT), [{**scope, "event_id": event_id} for event_id in stale]
-                )
-            rows = [
-                self._row(scope, event)
-                for event_id, event in events.items()
-                if event_id not in indexed
-            ]
-            if rows:
-                insert = _SQLITE_INSERT if self._sqlite else _POSTGRES_INSERT
-                await conn.execute(text(insert), rows)
+        doing = "index a session"
+        if self._sqlite is not None:
+            token = _scope_token(session.app_name, session.user_id)
 
-    def _row(self, scope: dict[str, str], event: Event) -> dict[str, Any]:
-        content = event.content
-        row: dict[str, Any] = {
-            **scope,
-            "event_id": event.id,
-            "author": event.author,
-            "timestamp": event.timestamp,
-            "content": content.model_dump_json(exclude_none=True) if content else "{}",
-            "text": event.text,
-        }
-        if self._sqlite:
-            row["scope"] = _scope_token(scope["app_name"], scope["user_id"])
-        return row
+            def index(conn: sqlite3.Connection) -> None:
+                def body() -> None:
+                    indexed = {row[0] for row in conn.execute(_SELECT_INDEXED, scope)}
+                    stale = [(*scope, event_id) for event_id in indexed - events.keys()]
+                    conn.executemany(_DELETE_EVENT, stale)
+                    rows = [
+                        (*_row(scope, event), token)
+                        for event_id, event in events.items()
+                        if event_id not in indexed
+                    ]
+                    conn.executemany(_SQLITE_INSERT, rows)
+
+                write(conn, body)
+
+            await self._sqlite.run(index, doing=doing)
+            return
+
+        async def index_postgres(conn: Any) -> None:
+            async with conn.transaction():
+                indexed = {row[0] for row in await conn.fetch(_postgres(_SELECT_INDEXED), *scope)}
+                stale = [(*scope, event_id) for event_id in indexed - events.keys()]
+                if stale:
+                    await conn.executemany(_postgres(_DELETE_EVENT), stale)
+                rows = [
+                    _row(scope, event)
+                    for event_id, event in events.items()
+                    if event_id not in indexed
+                ]
+                if rows:
+                    await conn.executemany(_POSTGRES_INSERT, rows)
+
+        await self._postgres_backend().run(index_postgres, doing=doing)
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
@@ -284,31 +232,35 @@ class SqlMemoryService(BaseMemoryService):
         words = query_words(query)
         if not words:
             return SearchMemoryResponse()
-        params: dict[str, Any] = {
-            "app_name": app_name,
-            "user_id": user_id,
-            "limit": self.max_results,
-        }
-        if self._sqlite:
-            statement = _SQLITE_SEARCH
+        doing = "search memory"
+        rows: Sequence[Sequence[Any]]
+        if self._sqlite is not None:
             any_word = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-            scope = _scope_token(app_name, user_id)
-            params["match"] = f'scope:"{scope}" AND text:({any_word})'
+            match = f'scope:"{_scope_token(app_name, user_id)}" AND text:({any_word})'
+            args = (match, app_name, user_id, self.max_results)
+
+            def search(conn: sqlite3.Connection) -> list[Any]:
+                return conn.execute(_SQLITE_SEARCH, args).fetchall()
+
+            rows = await self._sqlite.run(search, doing=doing)
         else:
-            statement = _POSTGRES_SEARCH
-            params["words"] = words
-        async with self._transaction("search memory") as conn:
-            result = await conn.execute(text(statement), params)
-            rows: Sequence[Any] = result.all()
+
+            async def search_postgres(conn: Any) -> list[Any]:
+                result: list[Any] = await conn.fetch(
+                    _POSTGRES_SEARCH, words, app_name, user_id, self.max_results
+                )
+                return result
+
+            rows = await self._postgres_backend().run(search_postgres, doing=doing)
         return SearchMemoryResponse(
             memories=[
                 MemoryEntry(
-                    content=types.Content.model_validate_json(row.content),
-                    author=row.author,
-                    timestamp=datetime.fromtimestamp(row.timestamp, UTC).isoformat(),
-                    session_id=row.session_id,
+                    content=types.Content.model_validate_json(content),
+                    author=author,
+                    timestamp=datetime.fromtimestamp(timestamp, UTC).isoformat(),
+                    session_id=session_id,
                 )
-                for row in rows
+                for session_id, author, timestamp, content in rows
             ]
         )
 
@@ -316,65 +268,48 @@ class SqlMemoryService(BaseMemoryService):
         self, *, app_name: str, user_id: str, session_id: str | None = None
     ) -> None:
         """Forget the user's memories in the app (of one session, when given)."""
-        statement = "DELETE FROM eventide_memory WHERE app_name = :app_name AND user_id = :user_id"
-        params = {"app_name": app_name, "user_id": user_id}
+        statement = _DELETE_MEMORIES
+        args: tuple[str, ...] = (app_name, user_id)
         if session_id is not None:
-            statement += " AND session_id = :session_id"
-            params["session_id"] = session_id
-        async with self._transaction("delete memories") as conn:
-            await conn.execute(text(statement), params)
+            statement += " AND session_id = ?3"
+            args = (*args, session_id)
+        doing = "delete memories"
+        if self._sqlite is not None:
+
+            def delete(conn: sqlite3.Connection) -> None:
+                write(conn, lambda: conn.execute(statement, args))
+
+            await self._sqlite.run(delete, doing=doing)
+            return
+
+        async def delete_postgres(conn: Any) -> None:
+            await conn.execute(_postgres(statement), *args)
+
+        await self._postgres_backend().run(delete_postgres, doing=doing)
 
     async def close(self) -> None:
-        """Close the connection pool."""
-        await self._engine.dispose()
+        """Close the database connections."""
+        if self._sqlite is not None:
+            await self._sqlite.close()
+        else:
+            await self._postgres_backend().close()
 
-    # --- plumbing ---
-    @asynccontextmanager
-    async def _transaction(self, doing: str) -> AsyncGenerator[AsyncConnection, None]:
-        """A connection in a transaction; store failures surface as BackendError."""
-        await self._ensure_schema()
-        try:
-            async with self._engine.begin() as conn:
-                yield conn
-        except (SQLAlchemyError, OSError) as exc:
-            raise self._backend_error(doing, exc) from exc
+    def _postgres_backend(self) -> PostgresMemoryBackend:
+        assert self._postgres is not None  # exactly one backend is set in __init__
+        return self._postgres
 
-    async def _ensure_schema(self) -> None:
-        if self._ready:
-            return
-        async with self._ready_lock:
-            if self._ready:
-                return
-            statements = _SQLITE_SCHEMA if self._sqlite else _POSTGRES_SCHEMA
-            try:
-                for attempt in range(_SCHEMA_ATTEMPTS):
-                    try:
-                        async with self._engine.begin() as conn:
-                            for statement in statements:
-                                await conn.execute(text(statement))
-                        break
-                    except OperationalError as exc:
-                        # Several processes opening a new SQLite file at once: switching it
-                        # to WAL can fail with "database is locked" without waiting for the
-                        # busy timeout. The DDL is idempotent, so try again shortly.
-                        locked = self._sqlite and "database is locked" in str(exc)
-                        if not locked or attempt == _SCHEMA_ATTEMPTS - 1:
-                            raise
-                        await asyncio.sleep(0.05 * 2**attempt)
-            except (SQLAlchemyError, OSError) as exc:
-                if "fts5" in str(exc).lower():
-                    raise ConfigurationError(
-                        "This Python's SQLite was built without FTS5, which SqlMemoryService "
-                        "needs. Use a Python whose sqlite3 has FTS5, or PostgreSQL."
-                    ) from exc
-                raise self._backend_error("create the memory tables", exc) from exc
-            self._ready = True
 
-    def _backend_error(self, doing: str, exc: BaseException) -> BackendError:
-        return BackendError(
-            f"Memory store {self._where!r} failed to {doing}: {exc}. Nothing was changed by "
-            "this call; check that the database is reachable and writable, then retry."
-        )
+def _row(scope: tuple[str, str, str], event: Event) -> tuple[Any, ...]:
+    """An event's row: scope, event id, author, time, content JSON, text."""
+    content = event.content
+    return (
+        *scope,
+        event.id,
+        event.author,
+        event.timestamp,
+        content.model_dump_json(exclude_none=True) if content else "{}",
+        event.text,
+    )
 
 
 def query_words(query: str) -> list[str]:
@@ -388,34 +323,8 @@ def query_words(query: str) -> list[str]:
     return list(seen)
 
 
-# How often a new SQLite file's schema creation is tried while another process holds it.
-_SCHEMA_ATTEMPTS = 6
-
-
 def _scope_token(app_name: str, user_id: str) -> str:
     """One search token standing for (app, user): letters and digits only, so every FTS5
     tokenizer keeps it whole."""
     digest = hashlib.blake2b(f"{app_name}\x00{user_id}".encode(), digest_size=12).hexdigest()
     return "scope" + digest
-
-
-def _sqlite_pragmas(dbapi_connection: Any, connection_record: Any) -> None:
-    # Transactions are begun explicitly (see _sqlite_begin_immediate), not by the driver.
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    try:
-        # The busy timeout first: switching to WAL itself may wait for another connection.
-        cursor.execute("PRAGMA busy_timeout=10000")
-        # WAL lets searches run while another process indexes; NORMAL is durable against
-        # process crashes (an OS crash may lose the last commits, which is fine for an index).
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-    finally:
-        cursor.close()
-
-
-def _sqlite_begin_immediate(conn: Any) -> None:
-    # A deferred transaction that reads and then writes can fail at once with "database is
-    # locked" when another writer got in between (SQLite refuses the lock upgrade instead of
-    # waiting, to avoid a deadlock). Taking the write lock up front makes it wait instead.
-    conn.exec_driver_sql("BEGIN IMMEDIATE")

@@ -28,6 +28,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from eventide._sql_migrations import migrate_postgres
 from eventide.errors import BackendError
 from eventide.sessions.session_store import (
     AppendOutcome,
@@ -41,7 +42,7 @@ from eventide.sessions.session_store import (
     loads_state,
     merged_state,
 )
-from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
+from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS
 
 if TYPE_CHECKING:
     from sqlalchemy import TextClause
@@ -50,9 +51,6 @@ if TYPE_CHECKING:
 __all__ = ["PostgresSessionStore"]
 
 _T = TypeVar("_T")
-
-# An arbitrary constant: the advisory lock that serializes migrations across processes.
-_MIGRATION_LOCK = 0x45564E54_53455353  # "EVNTSESS"
 
 _APPEND = """
 WITH cur AS (
@@ -244,37 +242,14 @@ class PostgresSessionStore:
             return await work(conn)
 
     async def migrate(self) -> int:
-        async def work(conn: AsyncConnection) -> int:
-            await conn.execute(_text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
-            await conn.execute(_text(VERSION_TABLE_DDL))
-            found = (
-                await conn.execute(
-                    _text("SELECT version FROM eventide_schema_versions WHERE component = :c"),
-                    {"c": COMPONENT},
+        async def work(driver: Any) -> int:
+            async with driver.transaction():
+                return await migrate_postgres(
+                    driver, COMPONENT, MIGRATIONS, database=_redacted(self._url)
                 )
-            ).scalar()
-            found = int(found or 0)
-            if found > SCHEMA_VERSION:
-                from eventide.errors import SchemaVersionError
 
-                raise SchemaVersionError(
-                    database=_redacted(self._url), found=found, supported=SCHEMA_VERSION
-                )
-            for migration in MIGRATIONS:
-                if migration.version > found:
-                    for statement in migration.statements("postgresql"):
-                        await conn.execute(_text(statement))
-            if found < SCHEMA_VERSION:
-                await conn.execute(
-                    _text(
-                        "INSERT INTO eventide_schema_versions (component, version) "
-                        "VALUES (:c, :v) ON CONFLICT (component) DO UPDATE SET version = :v"
-                    ),
-                    {"c": COMPONENT, "v": SCHEMA_VERSION},
-                )
-            return found
-
-        return await self._run(work)
+        # A migration is one transaction: after a lost connection it is safe to run again.
+        return await self._run_native(work)
 
     async def create(
         self,

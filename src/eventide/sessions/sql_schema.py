@@ -3,8 +3,8 @@
 The schema is versioned in ``eventide_schema_versions`` (one row per component; this module
 owns the ``sessions`` row). On start-up the service runs, in one transaction and under a lock
 that serializes concurrently starting processes, every migration newer than the stored
-version. A database whose version is newer than this code knows is refused, never
-"upgraded" silently.
+version (the runner, shared with the memory service, is :mod:`eventide._sql_migrations`). A
+database whose version is newer than this code knows is refused, never "upgraded" silently.
 
 Current shape (version 3)::
 
@@ -24,16 +24,12 @@ tested step (``tests/sessions/test_sql_migrations.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from eventide._sql_migrations import VERSION_TABLE_DDL, Migration
 
 __all__ = ["COMPONENT", "MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE_DDL", "Migration"]
 
 COMPONENT = "sessions"
-
-VERSION_TABLE_DDL = (
-    "CREATE TABLE IF NOT EXISTS eventide_schema_versions ("
-    "component VARCHAR(64) PRIMARY KEY, version INTEGER NOT NULL)"
-)
 
 # Types that differ between the dialects. JSON state is JSONB on PostgreSQL so appends can
 # merge a delta in SQL (``state || delta``); SQLite keeps JSON text.
@@ -94,21 +90,6 @@ _V2 = [
 # invocation restores keys set only at create time. Sessions created earlier keep NULL:
 # their initial state was never stored and cannot be rebuilt from the log.
 _V3 = ["ALTER TABLE sessions ADD COLUMN initial_state {json}"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Migration:
-    """One forward step of the schema.
-
-    Attributes:
-        version: the schema version after this step.
-        description: what the step changes, for logs and errors.
-        statements: the step's SQL for a dialect name (``sqlite`` or ``postgresql``).
-    """
-
-    version: int
-    description: str
-    statements: Callable[[str], list[str]]
 
 
 def _templated(templates: list[str]) -> Callable[[str], list[str]]:

@@ -14,11 +14,14 @@ running one SQLite transaction. Where it runs:
   flush.
 
 Every transaction checks, just before it commits (and every read before it answers), that
-the file its connection holds is still the file at the store's path (same device and inode).
-When the file or its folder was deleted, moved or replaced, the connection would go on
-writing to an unlinked file no later process can read; instead the operation fails with
-``BackendError``, nothing is acknowledged, and the connection is dropped, so the next
-operation opens whatever database is at the path then (migrating it when it is new).
+the files its connection holds are still the files at the store's path: the database and
+its ``-wal`` (same device and inode each). When either, or their folder, was deleted, moved
+or replaced, the connection would go on writing to an unlinked file no other process reads
+(a WAL deleted under it is replaced by a new one at the path that other processes use);
+instead the operation fails with ``BackendError``, nothing is acknowledged, and the store
+closes both its connections, so the next operation opens whatever database is at the path
+then. Whether that file needs its tables is decided by the schema version stored in it, not
+by its inode number, which a new file may reuse.
 
 Neither place belongs to an event loop, so the store works from any loop, one after another.
 Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``), so several processes queue
@@ -38,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from eventide._database_urls import MEMORY_PATH
+from eventide._sql_migrations import migrate_sqlite, sqlite_version
 from eventide.errors import BackendError, CorruptRecordError
 from eventide.sessions.session_store import (
     AppendOutcome,
@@ -52,7 +56,7 @@ from eventide.sessions.session_store import (
     loads_state,
     merged_state,
 )
-from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE_DDL
+from eventide.sessions.sql_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["SqliteSessionStore"]
 
@@ -125,9 +129,12 @@ _CHECKPOINT_EVERY = 500
 
 
 class _Connection(sqlite3.Connection):
-    """A connection that remembers which file (device, inode) it opened."""
+    """A connection that remembers which files (device, inode) it opened: the database,
+    and its WAL once the connection has one (a new database has none before its first
+    write transaction)."""
 
     identity: tuple[int, int] = (0, 0)
+    wal_identity: tuple[int, int] | None = None
 
 
 class _FileGoneError(Exception):
@@ -161,13 +168,16 @@ class SqliteSessionStore:
         self._inline_lock = threading.Lock()
         self._inline_writes = synchronous == "NORMAL"
         self._commits_since_checkpoint = 0
-        # Files (device, inode) whose schema this store has brought up to date.
-        self._migrated_files: set[tuple[int, int]] = set()
+        self._wal_path = f"{path}-wal"
+        # Set by the first migration: from then on every new connection checks the schema
+        # version of the file it opened (the file may be a new one).
+        self._migrated = False
 
     # --- where an operation runs ---
     async def _run(self, fn: Callable[..., _T], *args: Any, write: bool = True) -> _T:
         """Run ``fn(conn, *args)`` inline when it cannot wait, else on the store's thread."""
         if (self._inline_writes or not write) and self._inline_lock.acquire(blocking=False):
+            gone = False
             try:
                 try:
                     conn = self._inline_conn or self._open_inline()
@@ -180,15 +190,19 @@ class SqliteSessionStore:
                 except sqlite3.Error as exc:
                     self._drop_inline()
                     raise self._backend_error(exc) from exc
-                except _FileGoneError as exc:
+                except _FileGoneError:
                     self._drop_inline()
-                    raise self._file_gone_error() from exc
+                    gone = True
                 else:
                     if write:
                         self._after_inline_commit()
                     return result
             finally:
                 self._inline_lock.release()
+            if gone:
+                # The thread's connection holds the same lost files: close it too.
+                await asyncio.get_running_loop().run_in_executor(self._executor, self._drop_thread)
+                raise self._file_gone_error()
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._executor, self._on_thread, fn, args)
@@ -203,12 +217,24 @@ class SqliteSessionStore:
             conn = self._thread_conn = self._open(timeout=self._busy_timeout)
         try:
             return fn(conn, *args)
-        except (_FileGoneError, sqlite3.Error):
+        except _FileGoneError:
+            self._drop_thread()
+            # The inline connection holds the same lost files (its holders never wait on
+            # this thread, so taking the lock cannot deadlock).
+            with self._inline_lock:
+                self._drop_inline()
+            raise
+        except sqlite3.Error:
             # Start the next operation on a fresh connection: after a failed commit (a full
             # disk, an I/O error) this one may be left inside a transaction.
-            self._thread_conn = None
-            conn.close()
+            self._drop_thread()
             raise
+
+    def _drop_thread(self) -> None:
+        """Close the thread's connection (on the store's thread)."""
+        conn, self._thread_conn = self._thread_conn, None
+        if conn is not None:
+            conn.close()
 
     def _drop_inline(self) -> None:
         """Close the inline connection (the next operation opens a fresh one): after a
@@ -218,14 +244,27 @@ class SqliteSessionStore:
             conn.close()
 
     def _check_file(self, conn: sqlite3.Connection) -> None:
-        """Raise _FileGoneError unless ``conn``'s file is still the one at the path."""
+        """Raise _FileGoneError unless ``conn``'s database and WAL are still the files at
+        the path.
+
+        Called inside write transactions (``BEGIN IMMEDIATE`` has opened the WAL by then) and
+        before reads. A connection that had no WAL when it was opened adopts the one at the
+        path at its first check.
+        """
         if self._memory:
             return
         try:
             st = os.stat(self._path)
+            wal = os.stat(self._wal_path)
         except FileNotFoundError:
             raise _FileGoneError from None
         if (st.st_dev, st.st_ino) != getattr(conn, "identity", None):
+            raise _FileGoneError
+        wal_identity = (wal.st_dev, wal.st_ino)
+        held = getattr(conn, "wal_identity", None)
+        if held is None:
+            conn.wal_identity = wal_identity  # type: ignore[attr-defined]
+        elif held != wal_identity:
             raise _FileGoneError
 
     def _file_gone_error(self) -> BackendError:
@@ -237,6 +276,14 @@ class SqliteSessionStore:
         )
 
     def _backend_error(self, exc: sqlite3.Error) -> BackendError:
+        if _is_unwritable(exc):
+            return BackendError(
+                f"SQLite database {self._path!r} could not be written ({exc}): check that "
+                "the file, its -wal and -shm files and their folder are writable (file "
+                "modes, an immutable attribute, a read-only mount) and that the disk has "
+                "room. Nothing of this operation was committed; the next operation tries "
+                "again."
+            )
         return BackendError(
             f"SQLite database {self._path!r} failed: {exc}. Nothing of this operation was "
             "committed. If the database is locked, another process held the write lock "
@@ -264,8 +311,15 @@ class SqliteSessionStore:
                 return conn
             st = os.stat(self._path)
             conn.identity = (st.st_dev, st.st_ino)
-            if self._migrated_files and conn.identity not in self._migrated_files:
-                # A new file at the path (the old one went away): bring it up to date.
+            try:
+                wal = os.stat(self._wal_path)
+            except FileNotFoundError:
+                pass  # a new database: its first write transaction creates the WAL
+            else:
+                conn.wal_identity = (wal.st_dev, wal.st_ino)
+            if self._migrated and sqlite_version(conn, COMPONENT) != SCHEMA_VERSION:
+                # A new file at the path (the old one went away), perhaps with the old
+                # one's inode number: bring it up to date.
                 self._migrate(conn)
         except BaseException:
             conn.close()
@@ -285,7 +339,13 @@ class SqliteSessionStore:
             self._commits_since_checkpoint = 0
             # Fire and forget on the store's thread: a failed passive checkpoint is harmless
             # (the WAL just grows until the next one), and nothing awaits it.
-            self._executor.submit(self._on_thread, _checkpoint, ())
+            self._executor.submit(self._on_thread, self._checkpoint, ())
+
+    def _checkpoint(self, conn: sqlite3.Connection) -> None:
+        # Never copy a WAL that is no longer the one at the path into the database file:
+        # other processes may be using a new WAL over that database by now.
+        self._check_file(conn)
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def _transaction(self, conn: sqlite3.Connection, body: Callable[[], _T]) -> _T:
         conn.execute("BEGIN IMMEDIATE")
@@ -311,31 +371,10 @@ class SqliteSessionStore:
             raise self._backend_error(exc) from exc
 
     def _migrate(self, conn: sqlite3.Connection) -> int:
-
-        def body() -> int:
-            conn.execute(VERSION_TABLE_DDL)
-            row = conn.execute(
-                "SELECT version FROM eventide_schema_versions WHERE component = ?", (COMPONENT,)
-            ).fetchone()
-            found = int(row[0]) if row else 0
-            if found > SCHEMA_VERSION:
-                from eventide.errors import SchemaVersionError
-
-                raise SchemaVersionError(database=self._path, found=found, supported=SCHEMA_VERSION)
-            for migration in MIGRATIONS:
-                if migration.version > found:
-                    for statement in migration.statements("sqlite"):
-                        conn.execute(statement)
-            if found < SCHEMA_VERSION:
-                conn.execute(
-                    "INSERT INTO eventide_schema_versions (component, version) VALUES (?, ?) "
-                    "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
-                    (COMPONENT, SCHEMA_VERSION),
-                )
-            return found
-
-        found = self._transaction(conn, body)
-        self._migrated_files.add(getattr(conn, "identity", (0, 0)))
+        found = self._transaction(
+            conn, lambda: migrate_sqlite(conn, COMPONENT, MIGRATIONS, database=self._path)
+        )
+        self._migrated = True
         return found
 
     # --- operations ---
@@ -663,8 +702,11 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-def _checkpoint(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+def _is_unwritable(exc: sqlite3.Error) -> bool:
+    """An I/O error, a read-only file or a full disk: the store cannot write its files."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    unwritable = (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_FULL)
+    return code is not None and code & 0xFF in unwritable
 
 
 def _json_set_args(delta: dict[str, Any]) -> tuple[str, list[str]] | None:
