@@ -331,7 +331,8 @@ class SessionService(BaseSessionService):
         session_delta, app_delta, user_delta = split_delta(delta) if delta else (None, None, None)
         # pydantic-core's serializer directly: model_dump_json's Python wrapper costs about
         # as much again as serializing a small event.
-        event_json = _to_json(event, exclude_none=True).decode()
+        # (The event's own class: Event's schema is built lazily, and subclasses keep theirs.)
+        event_json = event.__pydantic_serializer__.to_json(event, exclude_none=True).decode()
         if len(event_json) * 4 > self.max_event_bytes:  # cheap bound before the exact size
             size = len(event_json.encode())
             if size > self.max_event_bytes:
@@ -472,9 +473,6 @@ def _decode_token(token: str) -> tuple[str, str]:
         f"Invalid page_token {token!r}: pass the next_page_token of a previous "
         "list_sessions call unchanged."
     )
-
-
-_to_json = Event.__pydantic_serializer__.to_json
 
 
 def _set_events(session: Session, events: list[Event]) -> None:
