@@ -137,8 +137,10 @@ def paused_invocation(session: Session, answer_ids: set[str]) -> tuple[str, str 
     """The session's latest invocation if it paused waiting for the user and the calls
     ``answer_ids`` (the ids of the function responses of a new message) are its own; with
     the branch the answer belongs on (the calls' branch when they share one)."""
+    if not answer_ids:  # the common case, checked first: latest_invocation reads the whole log
+        return None
     latest = latest_invocation(session)
-    if latest is None or not answer_ids:
+    if latest is None:
         return None
     events = [e for e in session.events if e.invocation_id == latest]
     if invocation_status(events) != ENDED:

@@ -54,7 +54,12 @@ class LlmRequest(BaseModel):
                 tool_group.function_declarations.extend(declarations)
                 break
         else:
-            config_tools.append(types.Tool(function_declarations=declarations))
+            if all(type(d) is types.FunctionDeclaration for d in declarations):
+                # Already validated: skip Tool's validator (it runs on every request).
+                group = types.Tool.model_construct(function_declarations=declarations)
+            else:  # e.g. google.genai declarations from a custom tool: convert them
+                group = types.Tool(function_declarations=declarations)
+            config_tools.append(group)
         self.config.tools = config_tools
 
     def set_output_schema(self, schema: dict[str, Any]) -> None:

@@ -128,6 +128,8 @@ class PluginManager(BasePlugin):
     async def on_user_message_callback(
         self, *, invocation_context: InvocationContext, user_message: types.Content
     ) -> types.Content | None:
+        if not self._on_user_message:  # the common case: no coroutine for an empty chain
+            return None
         result: types.Content | None = await call_chain(
             self._on_user_message, invocation_context=invocation_context, user_message=user_message
         )
@@ -136,6 +138,8 @@ class PluginManager(BasePlugin):
     async def before_run_callback(
         self, *, invocation_context: InvocationContext
     ) -> types.Content | None:
+        if not self._before_run:
+            return None
         result: types.Content | None = await call_chain(
             self._before_run, invocation_context=invocation_context
         )
@@ -150,6 +154,8 @@ class PluginManager(BasePlugin):
         return result
 
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        if not self._after_run:
+            return
         await call_chain(self._after_run, invocation_context=invocation_context)
 
     async def before_agent_callback(

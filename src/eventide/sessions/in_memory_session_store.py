@@ -63,17 +63,17 @@ class InMemorySessionStore:
         if key in self._sessions:
             return None
         session_state, app_delta, user_delta = deltas
-        self._sessions[key] = _Row(
+        row = self._sessions[key] = _Row(
             state=_stored(session_state),
             update_time=now,
-            initial_state=_stored(initial_state(deltas)),
+            initial_state=_stored(initial_state(deltas)) if any(deltas) else {},
         )
         bisect.insort(self._keys.setdefault(app_name, []), (user_id, session_id))
         if app_delta:
             self._app_states.setdefault(app_name, {}).update(_stored(app_delta))
         if user_delta:
             self._user_states.setdefault((app_name, user_id), {}).update(_stored(user_delta))
-        return self._merged(app_name, user_id, self._sessions[key])
+        return self._merged(app_name, user_id, row)
 
     async def load(
         self,
@@ -175,9 +175,15 @@ class InMemorySessionStore:
 
     def _merged(self, app_name: str, user_id: str, row: _Row) -> dict[str, Any]:
         """A private copy of the session's merged state (app, then user, then session)."""
+        app = self._app_states.get(app_name)
+        user = self._user_states.get((app_name, user_id))
+        if not app and not user:
+            return _stored(row.state)
         state: dict[str, Any] = {}
-        state.update(self._app_states.get(app_name, ()))
-        state.update(self._user_states.get((app_name, user_id), ()))
+        if app:
+            state.update(app)
+        if user:
+            state.update(user)
         state.update(row.state)
         return _stored(state)
 
@@ -185,6 +191,8 @@ class InMemorySessionStore:
 def _stored(values: dict[str, Any]) -> dict[str, Any]:
     """A copy of (validated) state values as a SQL store gives them back: containers copied,
     tuples as lists; much cheaper than a trip through JSON text."""
+    if not values:
+        return {}
     return {k: v if type(v) in _SCALARS else _copy(v) for k, v in values.items()}
 
 

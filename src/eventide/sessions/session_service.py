@@ -57,6 +57,7 @@ import base64
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable
 from typing import Any
 
 from eventide._ids import new_id
@@ -116,6 +117,8 @@ class SessionService(BaseSessionService):
         # Parsed events of recently read sessions (see _get_whole_session).
         self._parsed: OrderedDict[tuple[str, str, str], _ParsedLog] = OrderedDict()
         self._max_cached_sessions = 256
+        # True once migrated and until closed: the hot paths then use the store directly
+        # instead of awaiting _open (a coroutine per call).
         self._ready = False
         self._closed = False
 
@@ -143,18 +146,23 @@ class SessionService(BaseSessionService):
         state: dict[str, Any] | None = None,
         session_id: str | None = None,
     ) -> Session:
-        store = await self._open()
+        store = self._store if self._ready else await self._open()
         sid = session_id.strip() if session_id and session_id.strip() else new_id()
-        clean = {k: v for k, v in (state or {}).items() if not k.startswith(State.TEMP_PREFIX)}
-        for key, value in clean.items():
-            check_json_value(key, value)
-        session_part, app_part, user_part = split_delta(clean)
-        deltas = (session_part or {}, app_part or {}, user_part or {})
-        size = sum(len(dumps_json(d).encode()) for d in deltas) if clean else 0
-        if size > self.max_event_bytes:
-            raise RecordTooLargeError(
-                what="The initial state", session_id=sid, size=size, limit=self.max_event_bytes
-            )
+        deltas: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] = ({}, {}, {})
+        if state:
+            clean = {k: v for k, v in state.items() if not k.startswith(State.TEMP_PREFIX)}
+            for key, value in clean.items():
+                check_json_value(key, value)
+            session_part, app_part, user_part = split_delta(clean)
+            deltas = (session_part or {}, app_part or {}, user_part or {})
+            size = sum(len(dumps_json(d).encode()) for d in deltas)
+            if size > self.max_event_bytes:
+                raise RecordTooLargeError(
+                    what="The initial state",
+                    session_id=sid,
+                    size=size,
+                    limit=self.max_event_bytes,
+                )
         now = time.time()
         merged = await store.create(
             app_name=app_name, user_id=user_id, session_id=sid, deltas=deltas, now=now
@@ -176,7 +184,7 @@ class SessionService(BaseSessionService):
         session_id: str,
         config: GetSessionConfig | None = None,
     ) -> Session | None:
-        store = await self._open()
+        store = self._store if self._ready else await self._open()
         if config is None:
             return await self._get_whole_session(store, app_name, user_id, session_id)
         check_session_config(config)
@@ -230,7 +238,13 @@ class SessionService(BaseSessionService):
             and rows[0].seq == cached.last_seq
             and rows[0].event_id == cached.last_id
         ):
-            events = [*cached.events, *self._parse(rows[1:], app_name, user_id, session_id)]
+            # The kept list is the cache's own (sessions get copies): extend it in place
+            # rather than building a new one, so a read copies the history once, not twice.
+            events = cached.events
+            if len(rows) > 1:
+                events.extend(self._parse(rows[1:], app_name, user_id, session_id))
+                cached.last_seq = loaded.last_seq
+                cached.last_id = events[-1].id
             self._parsed.move_to_end(key)
         else:
             if after_seq is not None:  # the kept prefix is no longer the log's: read it all
@@ -238,11 +252,15 @@ class SessionService(BaseSessionService):
                 if loaded is None:
                     self._parsed.pop(key, None)
                     return None
-            events = self._parse(loaded.events, app_name, user_id, session_id)
-        if events:
-            self._parsed[key] = _ParsedLog(events, loaded.last_seq, events[-1].id)
-            while len(self._parsed) > self._max_cached_sessions:
-                self._parsed.popitem(last=False)
+            events = (
+                self._parse(loaded.events, app_name, user_id, session_id) if loaded.events else []
+            )
+            if events:
+                self._parsed[key] = _ParsedLog(events, loaded.last_seq, events[-1].id)
+                while len(self._parsed) > self._max_cached_sessions:
+                    self._parsed.popitem(last=False)
+            else:
+                self._parsed.pop(key, None)
         session = Session(
             id=session_id,
             app_name=app_name,
@@ -251,7 +269,7 @@ class SessionService(BaseSessionService):
             last_update_time=loaded.update_time,
             log_position=loaded.last_seq,
         )
-        _set_events(session, list(events))  # parsed Event instances: no need to validate again
+        _set_events(session, events.copy())  # parsed Event instances: no need to validate again
         return session
 
     async def list_sessions(
@@ -262,7 +280,7 @@ class SessionService(BaseSessionService):
         page_size: int | None = None,
         page_token: str | None = None,
     ) -> ListSessionsResponse:
-        store = await self._open()
+        store = self._store if self._ready else await self._open()
         if page_size is not None and page_size < 1:
             raise UsageError(f"page_size must be at least 1, got {page_size}.")
         after = _decode_token(page_token) if page_token else None
@@ -293,28 +311,28 @@ class SessionService(BaseSessionService):
     async def get_initial_state(
         self, *, app_name: str, user_id: str, session_id: str
     ) -> dict[str, Any] | None:
-        store = await self._open()
+        store = self._store if self._ready else await self._open()
         return await store.load_initial_state(
             app_name=app_name, user_id=user_id, session_id=session_id
         )
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        store = await self._open()
+        store = self._store if self._ready else await self._open()
         self._parsed.pop((app_name, user_id, session_id), None)
         await store.delete(app_name=app_name, user_id=user_id, session_id=session_id)
 
     async def _append_event(
         self, session: Session, event: Event, compare_and_set: bool | None
     ) -> None:
-        cas = self.compare_and_set if compare_and_set is None else compare_and_set
-        await self._commit(session, event, cas)
-
-    async def _commit(self, session: Session, event: Event, compare_and_set: bool) -> None:
-        store = await self._open()
+        if compare_and_set is None:
+            compare_and_set = self.compare_and_set
+        store = self._store if self._ready else await self._open()
         delta = event.actions.state_delta
         session_delta, app_delta, user_delta = split_delta(delta) if delta else (None, None, None)
-        # The model's serializer directly: model_dump_json only adds keyword handling.
-        event_json = type(event).__pydantic_serializer__.to_json(event, exclude_none=True).decode()
+        # pydantic-core's serializer directly: model_dump_json's Python wrapper costs about
+        # as much again as serializing a small event.
+        # (The event's own class: Event's schema is built lazily, and subclasses keep theirs.)
+        event_json = event.__pydantic_serializer__.to_json(event, exclude_none=True).decode()
         if len(event_json) * 4 > self.max_event_bytes:  # cheap bound before the exact size
             size = len(event_json.encode())
             if size > self.max_event_bytes:
@@ -408,14 +426,16 @@ class SessionService(BaseSessionService):
         if self._closed:
             return
         self._closed = True
+        self._ready = False
         await self._store.close()
 
 
-async def _load_from(
+def _load_from(
     store: SessionStore, app_name: str, user_id: str, session_id: str, after_seq: int | None
-) -> LoadedSession | None:
-    """The session's state and its events after ``after_seq`` (all when None)."""
-    return await store.load(
+) -> Awaitable[LoadedSession | None]:
+    """The session's state and its events after ``after_seq`` (all when None); the store's
+    own awaitable, not a coroutine around it (one frame less on every read)."""
+    return store.load(
         app_name=app_name,
         user_id=user_id,
         session_id=session_id,

@@ -1,0 +1,242 @@
+"""Instructions per turn, under callgrind: repeatable on a loaded machine where wall time is not.
+
+Runs ``N`` turns of scenario 2 (plain) or 3 (async tool), each in a fresh in-memory session,
+after warm-up turns. Run it twice under ``valgrind --tool=callgrind`` with two values of ``N``
+and divide the difference of the totals by the difference of ``N``: start-up and warm-up cancel
+out, leaving the instructions one turn costs::
+
+    .venv/bin/python -m benchmarks.callgrind_turns --scenario 2 --measure 50,250
+
+``--measure`` runs both valgrind passes and prints the per-turn figure; ``--turns N`` runs the
+turns once, without valgrind (what each pass runs).
+
+``--scenario history`` is issue 18's long-session check (``bench_history.py``) in
+instructions: one in-memory runner with compaction builds a session of ``--events`` stored
+events and a small one (10 events), then runs the measured turns in one of them
+(``--session big|small``); per-turn figures come from passes with 0 and ``N`` turns.
+
+``--scenario openai`` is issue 15's per-call overhead without a server: an ``LlmAgent`` on
+``OpenAILlm`` (a fresh session per turn) and, as the floor, the openai SDK's ``post`` with the
+same body (what ``bench_local_llm.py`` calls ``sdk_post``), both over an ``httpx`` transport
+that answers a canned chat completion; Eventide's overhead is the difference per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from benchmarks.fake_model import get_weather_async
+from benchmarks.frameworks import load_api
+from benchmarks.scenarios import APP, USER, _llm_agent, _message, _runner, _timed_turn
+
+WARMUP = 20
+HISTORY_EVENTS = 5000
+
+
+async def _turns(scenario: int, n: int) -> None:
+    api = load_api("eventide")
+    svc = api.InMemorySessionService()
+    if scenario == 2:
+        agent = _llm_agent(api, "bench-text")
+        expected = 1
+    else:
+        agent = _llm_agent(api, "bench-tool", tools=[get_weather_async])
+        expected = 3
+    runner = _runner(api, agent, svc)
+    for _ in range(WARMUP + n):
+        session = await svc.create_session(app_name=APP, user_id=USER)
+        message = _message(api, "What is the weather in Paris?")
+        _, count = await _timed_turn(runner, session.id, message)
+        if count != expected:
+            raise RuntimeError(f"scenario {scenario}: {count} events, expected {expected}")
+
+
+async def _history_turns(n: int, events: int, which: str) -> None:
+    from benchmarks.bench_history import _reply, _summary, _turn
+    from eventide import App, LlmAgent, Runner
+    from eventide.history.compaction import EventsCompactionConfig, LlmEventSummarizer
+    from eventide.sessions.in_memory_session_service import InMemorySessionService
+    from eventide.testing import FunctionModel
+
+    service = InMemorySessionService()
+    config = EventsCompactionConfig(
+        compaction_interval=10,
+        overlap_size=2,
+        summarizer=LlmEventSummarizer(llm=FunctionModel(function=_summary)),
+    )
+    app = App(
+        name="history",
+        root_agent=LlmAgent(name="notes", model=FunctionModel(function=_reply)),
+        events_compaction_config=config,
+    )
+    runner = Runner(app=app, session_service=service)
+    for sid in ("small", "big"):
+        await service.create_session(app_name="history", user_id="u", session_id=sid)
+    for i in range(5):
+        await _turn(runner, "small", f"note {i}")
+    stored = 0
+    while stored < events:
+        await _turn(runner, "big", f"note {stored}")
+        session = await service.get_session(app_name="history", user_id="u", session_id="big")
+        assert session is not None
+        stored = len(session.events)
+    for i in range(WARMUP):
+        await _turn(runner, which, f"warm {i}")
+    for i in range(n):
+        await _turn(runner, which, f"round {i}")
+    await runner.close()
+
+
+_COMPLETION = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "created": 1,
+    "model": "smollm2",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Hi! How can I help you today?"},
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39},
+}
+
+
+async def _openai_turns(n: int, stack: str) -> None:
+    import httpx
+    import openai
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=_COMPLETION)
+
+    def client() -> openai.AsyncOpenAI:
+        transport = httpx.MockTransport(answer)
+        return openai.AsyncOpenAI(
+            api_key="x",
+            base_url="http://127.0.0.1:9/v1",
+            max_retries=0,
+            http_client=httpx.AsyncClient(transport=transport),
+        )
+
+    instruction = "You are a friendly assistant. Answer in one short sentence."
+    if stack == "sdk_post":
+        sdk = client()
+        for _ in range(WARMUP + n):
+            messages = [
+                {"role": "system", "content": instruction},
+                {"role": "user", "content": "Say hi."},
+            ]
+            body = {"model": "smollm2", "messages": messages, "max_tokens": 16, "temperature": 0}
+            data: Any = await sdk.post("/chat/completions", cast_to=object, body=body)
+            if not data["choices"][0]["message"]["content"]:
+                raise RuntimeError("no answer")
+        await sdk.close()
+        return
+    from eventide import LlmAgent, types
+    from eventide.models import OpenAIProvider
+    from eventide.models.openai_llm import OpenAILlm
+    from eventide.runner import InMemoryRunner
+
+    class MockProvider(OpenAIProvider):
+        def _make_client(self) -> Any:
+            return client()
+
+    model = OpenAILlm(model="smollm2", provider=MockProvider.compatible("http://127.0.0.1:9/v1"))
+    agent = LlmAgent(
+        name="bench",
+        model=model,
+        instruction=instruction,
+        generate_content_config=types.GenerateContentConfig(temperature=0, max_output_tokens=16),
+    )
+    runner = InMemoryRunner(agent, app_name="bench")
+    for _ in range(WARMUP + n):
+        session = await runner.session_service.create_session(app_name="bench", user_id="u")
+        async for event in runner.run_async(
+            user_id="u", session_id=session.id, new_message="Say hi."
+        ):
+            if event.error_code:
+                raise RuntimeError(event.error_message)
+    await runner.close()
+    await model.close()
+
+
+def _instructions(scenario: str, n: int, extra: list[str] | None = None) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                "-m",
+                "benchmarks.callgrind_turns",
+                "--scenario",
+                str(scenario),
+                "--turns",
+                str(n),
+                *(extra or []),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        with open(out) as f:
+            match = re.search(r"^summary: (\d+)", f.read(), re.MULTILINE)
+        if match is None:
+            raise RuntimeError("no summary line in callgrind's output")
+        return int(match.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenario", choices=("2", "3", "history", "openai"), default="2")
+    parser.add_argument("--stack", choices=("eventide", "sdk_post"), default="eventide")
+    parser.add_argument("--events", type=int, default=HISTORY_EVENTS, help="history: big size")
+    parser.add_argument("--session", choices=("big", "small"), default="big", help="history")
+    parser.add_argument("--turns", type=int, help="run N turns (no valgrind)")
+    parser.add_argument("--measure", default="50,250", help="N1,N2: instructions per turn")
+    args = parser.parse_args()
+    if args.turns is not None:
+        if args.scenario == "history":
+            asyncio.run(_history_turns(args.turns, args.events, args.session))
+        elif args.scenario == "openai":
+            asyncio.run(_openai_turns(args.turns, args.stack))
+        else:
+            asyncio.run(_turns(int(args.scenario), args.turns))
+        return
+    n1, n2 = (int(x) for x in args.measure.split(","))
+    if args.scenario == "openai":
+        per_call: dict[str, float] = {}
+        for stack in ("sdk_post", "eventide"):
+            low = _instructions("openai", n1, ["--stack", stack])
+            high = _instructions("openai", n2, ["--stack", stack])
+            per_call[stack] = (high - low) / (n2 - n1)
+            print(f"openai, {stack}: {per_call[stack] / 1000:,.0f}k instructions per call")
+        overhead = per_call["eventide"] - per_call["sdk_post"]
+        print(f"openai: Eventide's overhead {overhead / 1000:,.0f}k instructions per call")
+        return
+    if args.scenario != "history":
+        low, high = _instructions(args.scenario, n1), _instructions(args.scenario, n2)
+        per_turn = (high - low) / (n2 - n1)
+        print(f"scenario {args.scenario}: {per_turn / 1000:,.0f}k instructions per turn")
+        return
+    figures: dict[str, float] = {}
+    for which in ("small", "big"):
+        extra = ["--events", str(args.events), "--session", which]
+        low = _instructions("history", n1, extra)
+        high = _instructions("history", n2, extra)
+        figures[which] = (high - low) / (n2 - n1)
+        print(f"history, {which} session: {figures[which] / 1000:,.0f}k instructions per turn")
+    print(f"history: big / small = {figures['big'] / figures['small']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
