@@ -3,7 +3,9 @@ exception at each point; tests/durable/test_kill.py kills real processes)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +74,17 @@ async def test_resume_after_a_failure_at_each_point_equals_an_uninterrupted_run(
     service = InMemorySessionService()
     runner = Runner(app=build_app(probe), session_service=service)
     session = await service.create_session(app_name="durable_app", user_id="u")
+    # Sync tools run in the loop's default executor. A sibling branch's tool thread that was
+    # already submitted when the failure cancelled its task still runs (threads cannot be
+    # stopped), and may log its start after run_async has raised: wait for those threads
+    # before reading which calls were interrupted, then give the resume a fresh executor.
+    loop = asyncio.get_running_loop()
+    crashing_executor = ThreadPoolExecutor()
+    loop.set_default_executor(crashing_executor)
     with pytest.raises((ToolError, Crash)) as failure:
         await _run(runner, session.id)
+    crashing_executor.shutdown(wait=True)
+    loop.set_default_executor(ThreadPoolExecutor())
     assert point in str(failure.value) or point in str(failure.value.__cause__)
     assert probe.raise_at is None  # the failure happened where it was meant to
     crashed = await service.get_session(app_name="durable_app", user_id="u", session_id=session.id)
