@@ -55,10 +55,11 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Self, SupportsIndex, overload
 
 from eventide._ids import new_id
 from eventide.errors import (
@@ -214,7 +215,8 @@ class SessionService(BaseSessionService):
     async def _get_whole_session(
         self, store: SessionStore, app_name: str, user_id: str, session_id: str
     ) -> Session | None:
-        """The whole session, parsing only the events committed since the last read.
+        """The whole session, parsing only the events committed since the last read, and
+        copying the history only when a caller still holds the last read's list.
 
         Parsing stored JSON is most of the cost of reading a long session (about 30 us per
         event here), and the Runner reads the whole session every turn. So the parsed events
@@ -222,6 +224,15 @@ class SessionService(BaseSessionService):
         one on, checks that row's id is still the kept one (the session was not deleted and
         recreated), and parses only what is new. Other writers' events are picked up since
         they are in the log past the kept position.
+
+        Copying the kept list for every read would still cost the whole history per turn (a
+        reference count written in every event object, and the copy's release after the
+        turn: 1.2x the turn at 5,000 events). So the kept list itself is lent to the session
+        returned, and taken back by the next read when nobody holds it any more and it was
+        only appended to (see :class:`_LentEvents`): what the borrower appended is dropped
+        and the log's new events are parsed in its place. A list still held elsewhere is
+        left to its holder and the next read lends a copy of the kept part; a list changed
+        otherwise than by appending is not trusted and the session is read afresh.
         """
         key = (app_name, user_id, session_id)
         cached = self._parsed.get(key)
@@ -237,9 +248,14 @@ class SessionService(BaseSessionService):
             and rows
             and rows[0].seq == cached.last_seq
             and rows[0].event_id == cached.last_id
+            and not cached.events.changed
+            and len(cached.events) >= cached.last_seq
         ):
-            # The kept list is the cache's own (sessions get copies): extend it in place
-            # rather than building a new one, so a read copies the history once, not twice.
+            if _held_elsewhere(cached):
+                # The last session read still has the list: leave it to it.
+                cached.events = _LentEvents(cached.events[: cached.last_seq])
+            else:
+                cached.events.drop_appended(cached.last_seq)
             events = cached.events
             if len(rows) > 1:
                 events.extend(self._parse(rows[1:], app_name, user_id, session_id))
@@ -252,8 +268,8 @@ class SessionService(BaseSessionService):
                 if loaded is None:
                     self._parsed.pop(key, None)
                     return None
-            events = (
-                self._parse(loaded.events, app_name, user_id, session_id) if loaded.events else []
+            events = _LentEvents(
+                self._parse(loaded.events, app_name, user_id, session_id) if loaded.events else ()
             )
             if events:
                 self._parsed[key] = _ParsedLog(events, loaded.last_seq, events[-1].id)
@@ -269,7 +285,7 @@ class SessionService(BaseSessionService):
             last_update_time=loaded.update_time,
             log_position=loaded.last_seq,
         )
-        _set_events(session, events.copy())  # parsed Event instances: no need to validate again
+        _set_events(session, events)  # parsed Event instances: no need to validate again
         return session
 
     async def list_sessions(
@@ -446,15 +462,93 @@ def _load_from(
     )
 
 
+class _LentEvents(list[Event]):
+    """The event list of a session read whole: the service's kept parsed log, lent.
+
+    A plain list to its holder, except that it notes any change other than appending
+    (``record_commit`` and the folding in of other writers' events append): the service
+    takes back only a list whose kept part is untouched. A change made through ``list``'s
+    own methods called on it directly (``list.__setitem__(events, ...)``) goes unnoticed;
+    don't.
+    """
+
+    changed = False
+
+    def drop_appended(self, kept: int) -> None:
+        """For the service: remove what the borrower appended after the first ``kept``."""
+        super().__delitem__(slice(kept, None))  # list's own: not a change
+
+    @overload
+    def __setitem__(self, index: SupportsIndex, value: Event, /) -> None: ...
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[Event], /) -> None: ...
+    def __setitem__(self, index: SupportsIndex | slice, value: Any, /) -> None:
+        self.changed = True
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: SupportsIndex | slice, /) -> None:
+        self.changed = True
+        super().__delitem__(index)
+
+    def __imul__(self, value: SupportsIndex, /) -> Self:
+        self.changed = True
+        return super().__imul__(value)
+
+    def insert(self, index: SupportsIndex, value: Event, /) -> None:
+        self.changed = True
+        super().insert(index, value)
+
+    def pop(self, index: SupportsIndex = -1, /) -> Event:
+        self.changed = True
+        return super().pop(index)
+
+    def remove(self, value: Event, /) -> None:
+        self.changed = True
+        super().remove(value)
+
+    def clear(self) -> None:
+        self.changed = True
+        super().clear()
+
+    def reverse(self) -> None:
+        self.changed = True
+        super().reverse()
+
+    def sort(self, *, key: Any = None, reverse: bool = False) -> None:
+        self.changed = True
+        super().sort(key=key, reverse=reverse)
+
+
 class _ParsedLog:
     """The parsed events of a session as last read: log position and last event id."""
 
     __slots__ = ("events", "last_id", "last_seq")
 
-    def __init__(self, events: list[Event], last_seq: int, last_id: str) -> None:
+    def __init__(self, events: _LentEvents, last_seq: int, last_id: str) -> None:
         self.events = events
         self.last_seq = last_seq
         self.last_id = last_id
+
+
+def _held_elsewhere(log: _ParsedLog) -> bool:
+    """Whether anything but ``log`` refers to its event list (the session it was lent to is
+    still alive, or someone kept the list)."""
+    return _references is None or _references(log.events) > _OWN_REFERENCES
+
+
+_references: Callable[[object], int] | None = getattr(sys, "getrefcount", None)
+
+
+def _own_references() -> int:
+    """The count _held_elsewhere sees when the log alone holds its list (whether the call's
+    argument counts depends on the interpreter, so it is measured, the same way)."""
+    if _references is None:
+        return 0
+    log = _ParsedLog(_LentEvents(), 0, "")
+    return _references(log.events)
+
+
+_OWN_REFERENCES = _own_references()
 
 
 def _encode_token(user_id: str, session_id: str) -> str:
