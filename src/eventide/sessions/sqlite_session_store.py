@@ -97,9 +97,11 @@ _BUMP_MERGING = (
 # moves to it. Plain statements, no RETURNING (whose rows cost more than the lookups
 # they save): when the insert stores nothing (a stale copy, a duplicate, no such session)
 # the general path (``_BUMP*``) sorts it out, in the same transaction.
+# The event row's copies of the session's names come from the session row, not from
+# parameters bound a second time (each bound string is a copy).
 _INSERT_NEXT_EVENT = (
     "INSERT INTO events (session_pk, seq, app_name, user_id, session_id, id, invocation_id, "
-    "timestamp, event) SELECT pk, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions "
+    "timestamp, event) SELECT pk, ?, app_name, user_id, id, ?, ?, ?, ? FROM sessions "
     "WHERE app_name = ? AND user_id = ? AND id = ? AND last_seq = ? "
     "ON CONFLICT (session_pk, id) DO NOTHING"
 )
@@ -652,7 +654,6 @@ class SqliteSessionStore:
                 _INSERT_NEXT_EVENT,
                 (
                     seq,
-                    *where,
                     r.event_id,
                     r.invocation_id,
                     r.timestamp,
@@ -667,9 +668,9 @@ class SqliteSessionStore:
                 else:
                     shape, args = session_set
                     statement = _merging(_SET_SEQ_MERGING, "state", shape)
-                    where_text = f"session {r.session_id!r}"
-                    _guarded(conn, statement, (seq, r.timestamp, *args, *where), where_text)
-                self._merge_scopes(conn, r)
+                    _guarded(conn, statement, (seq, r.timestamp, *args, *where), r.session_id)
+                if r.app_delta or r.user_delta:
+                    self._merge_scopes(conn, r)
                 return AppendOutcome(status="committed", seq=seq, before=r.expected_seq)
         if not r.session_delta:
             rows = conn.execute(_BUMP, (r.timestamp, *where)).fetchall()
@@ -677,9 +678,7 @@ class SqliteSessionStore:
             # Merge in SQL (json_set, in C): no read, parse and rewrite of the state in Python.
             shape, args = session_set
             statement = _merging(_BUMP_MERGING, "state", shape)
-            rows = _guarded(
-                conn, statement, (r.timestamp, *args, *where), f"session {r.session_id!r}"
-            ).fetchall()
+            rows = _guarded(conn, statement, (r.timestamp, *args, *where), r.session_id).fetchall()
         else:
             rows = conn.execute(_BUMP_WITH_STATE, (r.timestamp, *where)).fetchall()
         if not rows:
@@ -749,7 +748,7 @@ class SqliteSessionStore:
         if merge is not None:
             shape, args = merge
             statement = _merging(_MERGE_APP, "app_states.state", shape)
-            _guarded(conn, statement, (app_name, *args, now, *args), f"app {app_name!r}")
+            _guarded(conn, statement, (app_name, *args, now, *args), app_name, what="app")
             return
         row = conn.execute(_APP_STATE, (app_name,)).fetchone()
         state = loads_state(row[0], f"app {app_name!r}") if row else {}
@@ -764,8 +763,8 @@ class SqliteSessionStore:
         if merge is not None:
             shape, args = merge
             statement = _merging(_MERGE_USER, "user_states.state", shape)
-            where = f"user {user_id!r} of app {app_name!r}"
-            _guarded(conn, statement, (app_name, user_id, *args, now, *args), where)
+            values = (app_name, user_id, *args, now, *args)
+            _guarded(conn, statement, values, user_id, what="user", app_name=app_name)
             return
         row = conn.execute(_USER_STATE, (app_name, user_id)).fetchone()
         state = loads_state(row[0], f"user {user_id!r} of app {app_name!r}") if row else {}
@@ -852,13 +851,23 @@ def _merging(template: str, column: str, shape: tuple[bool, ...]) -> str:
     return template.format(new=f"json_set('{{}}'{values})", old=f"json_set({column}{values})")
 
 
-def _guarded(conn: _Executor, sql: str, args: tuple[Any, ...], where: str) -> sqlite3.Cursor:
-    """Run a statement that merges into stored JSON; unparsable stored JSON is corrupt."""
+def _guarded(
+    conn: _Executor,
+    sql: str,
+    args: tuple[Any, ...],
+    name: str,
+    *,
+    what: str = "session",
+    app_name: str | None = None,
+) -> sqlite3.Cursor:
+    """Run a statement that merges into stored JSON; unparsable stored JSON is corrupt.
+    ``what``, ``name`` and ``app_name`` name the state for the error (built only then)."""
     try:
         return conn.execute(sql, args)
     except sqlite3.OperationalError as exc:
         if "malformed JSON" not in str(exc):
             raise
+        where = f"{what} {name!r}" + (f" of app {app_name!r}" if app_name is not None else "")
         raise CorruptRecordError(
             f"The stored state of {where} is not valid JSON ({exc}). Repair or delete the "
             "row; the rest of the database is unaffected."
