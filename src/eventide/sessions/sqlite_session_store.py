@@ -16,7 +16,7 @@ running one SQLite transaction. Where it runs:
 WAL checkpoints (inline writes only; with ``synchronous=FULL`` the thread's connection keeps
 SQLite's own): one is due every ``_CHECKPOINT_EVERY`` commits, and it waits for a pause in
 the writes (``_CHECKPOINT_IDLE_S`` without a commit). A checkpoint in the middle of a burst
-of writes costs the burst: its fsyncs stall the writes for milliseconds at a time (about 10
+of writes costs the burst: its fsyncs stall the writes for milliseconds at a time (10 to 30
 us per commit on average on the benchmark VM), and it cannot restart the WAL, which a
 checkpoint can only do when no commit lands while it runs, so the WAL keeps growing, and a
 write that extends the file costs more than one that reuses it. In a pause it costs the
