@@ -15,6 +15,13 @@ instructions: one in-memory runner with compaction builds a session of ``--event
 events and a small one (10 events), then runs the measured turns in one of them
 (``--session big|small``); per-turn figures come from passes with 0 and ``N`` turns.
 
+``--scenario state`` is scenario 5 in instructions per committed event: a custom agent
+committing 1,000 one-key ``state_delta`` events per turn, each turn in a fresh session, on
+``--backend memory`` or ``sqlite`` (a file in a temporary folder, as the scenario has it);
+per-event figures come from passes with 1 and 3 measured turns after two 50-event warm-up
+turns (``--measure 1,3``). Callgrind counts user-space instructions only: the SQLite
+figure leaves out the kernel's share of its writes and file checks.
+
 ``--scenario openai`` is issue 15's per-call overhead without a server: an ``LlmAgent`` on
 ``OpenAILlm`` (a fresh session per turn) and, as the floor, the openai SDK's ``post`` with the
 same body (what ``bench_local_llm.py`` calls ``sdk_post``), both over an ``httpx`` transport
@@ -34,7 +41,15 @@ from typing import Any
 
 from benchmarks.fake_model import get_weather_async
 from benchmarks.frameworks import load_api
-from benchmarks.scenarios import APP, USER, _llm_agent, _message, _runner, _timed_turn
+from benchmarks.scenarios import (
+    APP,
+    STATE_EVENTS,
+    USER,
+    _llm_agent,
+    _message,
+    _runner,
+    _timed_turn,
+)
 
 WARMUP = 20
 HISTORY_EVENTS = 5000
@@ -56,6 +71,29 @@ async def _turns(scenario: int, n: int) -> None:
         _, count = await _timed_turn(runner, session.id, message)
         if count != expected:
             raise RuntimeError(f"scenario {scenario}: {count} events, expected {expected}")
+
+
+async def _state_turns(n: int, backend: str) -> None:
+    from benchmarks.scenarios import WARMUP_STATE_EVENTS, _counter_agent, _sql_service
+
+    api = load_api("eventide")
+
+    async def turns(svc: Any) -> None:
+        for events, count in ((WARMUP_STATE_EVENTS, 2), (STATE_EVENTS, n)):
+            runner = _runner(api, _counter_agent(api, events), svc)
+            for _ in range(count):
+                session = await svc.create_session(app_name=APP, user_id=USER)
+                _, got = await _timed_turn(runner, session.id, _message(api, "count"))
+                if got != events:
+                    raise RuntimeError(f"state: {got} events, expected {events}")
+
+    if backend == "memory":
+        await turns(api.InMemorySessionService())
+        return
+    async with _sql_service(api, backend) as (svc, reason):
+        if svc is None:
+            raise RuntimeError(reason)
+        await turns(svc)
 
 
 async def _history_turns(n: int, events: int, which: str) -> None:
@@ -197,22 +235,34 @@ def _instructions(scenario: str, n: int, extra: list[str] | None = None) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", choices=("2", "3", "history", "openai"), default="2")
+    parser.add_argument("--scenario", choices=("2", "3", "history", "openai", "state"), default="2")
+    parser.add_argument("--backend", choices=("memory", "sqlite"), default="sqlite", help="state")
     parser.add_argument("--stack", choices=("eventide", "sdk_post"), default="eventide")
     parser.add_argument("--events", type=int, default=HISTORY_EVENTS, help="history: big size")
     parser.add_argument("--session", choices=("big", "small"), default="big", help="history")
     parser.add_argument("--turns", type=int, help="run N turns (no valgrind)")
-    parser.add_argument("--measure", default="50,250", help="N1,N2: instructions per turn")
+    parser.add_argument(
+        "--measure", help="N1,N2: instructions per turn (default 50,250; 1,3 for state)"
+    )
     args = parser.parse_args()
     if args.turns is not None:
         if args.scenario == "history":
             asyncio.run(_history_turns(args.turns, args.events, args.session))
         elif args.scenario == "openai":
             asyncio.run(_openai_turns(args.turns, args.stack))
+        elif args.scenario == "state":
+            asyncio.run(_state_turns(args.turns, args.backend))
         else:
             asyncio.run(_turns(int(args.scenario), args.turns))
         return
-    n1, n2 = (int(x) for x in args.measure.split(","))
+    measure = args.measure or ("1,3" if args.scenario == "state" else "50,250")
+    n1, n2 = (int(x) for x in measure.split(","))
+    if args.scenario == "state":
+        extra = ["--backend", args.backend]
+        low, high = _instructions("state", n1, extra), _instructions("state", n2, extra)
+        per_event = (high - low) / ((n2 - n1) * STATE_EVENTS)
+        print(f"state, {args.backend}: {per_event / 1000:,.1f}k instructions per committed event")
+        return
     if args.scenario == "openai":
         per_call: dict[str, float] = {}
         for stack in ("sdk_post", "eventide"):

@@ -13,6 +13,16 @@ running one SQLite transaction. Where it runs:
   and for WAL checkpoints (which fsync). So the event loop never waits on a lock or a disk
   flush.
 
+WAL checkpoints (inline writes only; with ``synchronous=FULL`` the thread's connection keeps
+SQLite's own): one is due every ``_CHECKPOINT_EVERY`` commits, and it waits for a pause in
+the writes (``_CHECKPOINT_IDLE_S`` without a commit). A checkpoint in the middle of a burst
+of writes costs the burst: its fsyncs stall the writes for milliseconds at a time (10 to 30
+us per commit on average on the benchmark VM), and it cannot restart the WAL, which a
+checkpoint can only do when no commit lands while it runs, so the WAL keeps growing, and a
+write that extends the file costs more than one that reuses it. In a pause it costs the
+writes nothing and the next write starts the WAL over. Writes that never pause still get a
+checkpoint once the WAL file has grown by ``_CHECKPOINT_FORCED_BYTES`` since the last one.
+
 Every transaction checks, just before it commits (and every read before it answers), that
 the files its connection holds are still the files at the store's path: the database and
 its ``-wal`` (same device and inode each). When either, or their folder, was deleted, moved
@@ -36,6 +46,7 @@ import functools
 import os
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -86,9 +97,11 @@ _BUMP_MERGING = (
 # moves to it. Plain statements, no RETURNING (whose rows cost more than the lookups
 # they save): when the insert stores nothing (a stale copy, a duplicate, no such session)
 # the general path (``_BUMP*``) sorts it out, in the same transaction.
+# The event row's copies of the session's names come from the session row, not from
+# parameters bound a second time (each bound string is a copy).
 _INSERT_NEXT_EVENT = (
     "INSERT INTO events (session_pk, seq, app_name, user_id, session_id, id, invocation_id, "
-    "timestamp, event) SELECT pk, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions "
+    "timestamp, event) SELECT pk, ?, app_name, user_id, id, ?, ?, ?, ? FROM sessions "
     "WHERE app_name = ? AND user_id = ? AND id = ? AND last_seq = ? "
     "ON CONFLICT (session_pk, id) DO NOTHING"
 )
@@ -147,7 +160,10 @@ _LIST_SESSIONS = (
     "LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id "
     "WHERE s.app_name = ?"
 )
+# See the module docstring (WAL checkpoints).
 _CHECKPOINT_EVERY = 500
+_CHECKPOINT_IDLE_S = 0.05
+_CHECKPOINT_FORCED_BYTES = 64 * 1024 * 1024
 
 
 class _Connection(sqlite3.Connection):
@@ -190,6 +206,13 @@ class SqliteSessionStore:
         self._inline_lock = threading.Lock()
         self._inline_writes = synchronous == "NORMAL"
         self._commits_since_checkpoint = 0
+        self._last_commit = 0.0  # time.monotonic() of the last inline commit
+        self._wal_size = 0  # the WAL file's size at the last identity check
+        self._wal_size_at_checkpoint = 0
+        # The pending idle-checkpoint timer and the loop it runs on.
+        self._checkpoint_timer: asyncio.TimerHandle | None = None
+        self._checkpoint_loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
         self._wal_path = f"{path}-wal"
         # Set by the first migration: from then on every new connection checks the schema
         # version of the file it opened (the file may be a new one).
@@ -282,6 +305,7 @@ class SqliteSessionStore:
             raise _FileGoneError from None
         if (st.st_dev, st.st_ino) != getattr(conn, "identity", None):
             raise _FileGoneError
+        self._wal_size = wal.st_size
         wal_identity = (wal.st_dev, wal.st_ino)
         held = getattr(conn, "wal_identity", None)
         if held is None:
@@ -356,12 +380,42 @@ class SqliteSessionStore:
         return conn
 
     def _after_inline_commit(self) -> None:
+        self._last_commit = time.monotonic()
         self._commits_since_checkpoint += 1
-        if self._commits_since_checkpoint >= _CHECKPOINT_EVERY:
-            self._commits_since_checkpoint = 0
-            # Fire and forget on the store's thread: a failed passive checkpoint is harmless
-            # (the WAL just grows until the next one), and nothing awaits it.
-            self._executor.submit(self._on_thread, self._checkpoint, ())
+        if self._commits_since_checkpoint < _CHECKPOINT_EVERY:
+            return
+        if self._wal_size - self._wal_size_at_checkpoint >= _CHECKPOINT_FORCED_BYTES:
+            self._start_checkpoint()  # writes that never pause: do not wait any longer
+            return
+        loop = asyncio.get_running_loop()
+        if self._checkpoint_timer is None or self._checkpoint_loop is not loop:
+            # None pending on this loop (one pending on a closed loop never runs).
+            self._checkpoint_loop = loop
+            self._checkpoint_timer = loop.call_later(_CHECKPOINT_IDLE_S, self._checkpoint_when_idle)
+
+    def _checkpoint_when_idle(self) -> None:
+        """On the loop: start the due checkpoint if no commit came for _CHECKPOINT_IDLE_S,
+        else look again when that much time has passed since the last one."""
+        self._checkpoint_timer = None
+        if self._closed or self._commits_since_checkpoint < _CHECKPOINT_EVERY:
+            return
+        idle = time.monotonic() - self._last_commit
+        if idle >= _CHECKPOINT_IDLE_S:
+            self._start_checkpoint()
+        elif self._checkpoint_loop is not None:
+            self._checkpoint_timer = self._checkpoint_loop.call_later(
+                _CHECKPOINT_IDLE_S - idle, self._checkpoint_when_idle
+            )
+
+    def _start_checkpoint(self) -> None:
+        self._commits_since_checkpoint = 0
+        self._wal_size_at_checkpoint = self._wal_size
+        if self._checkpoint_timer is not None:
+            self._checkpoint_timer.cancel()
+            self._checkpoint_timer = None
+        # Fire and forget on the store's thread: a failed passive checkpoint is harmless
+        # (the WAL just grows until the next one), and nothing awaits it.
+        self._executor.submit(self._on_thread, self._checkpoint, ())
 
     def _checkpoint(self, conn: sqlite3.Connection) -> None:
         # Never copy a WAL that is no longer the one at the path into the database file:
@@ -600,7 +654,6 @@ class SqliteSessionStore:
                 _INSERT_NEXT_EVENT,
                 (
                     seq,
-                    *where,
                     r.event_id,
                     r.invocation_id,
                     r.timestamp,
@@ -615,9 +668,9 @@ class SqliteSessionStore:
                 else:
                     shape, args = session_set
                     statement = _merging(_SET_SEQ_MERGING, "state", shape)
-                    where_text = f"session {r.session_id!r}"
-                    _guarded(conn, statement, (seq, r.timestamp, *args, *where), where_text)
-                self._merge_scopes(conn, r)
+                    _guarded(conn, statement, (seq, r.timestamp, *args, *where), r.session_id)
+                if r.app_delta or r.user_delta:
+                    self._merge_scopes(conn, r)
                 return AppendOutcome(status="committed", seq=seq, before=r.expected_seq)
         if not r.session_delta:
             rows = conn.execute(_BUMP, (r.timestamp, *where)).fetchall()
@@ -625,9 +678,7 @@ class SqliteSessionStore:
             # Merge in SQL (json_set, in C): no read, parse and rewrite of the state in Python.
             shape, args = session_set
             statement = _merging(_BUMP_MERGING, "state", shape)
-            rows = _guarded(
-                conn, statement, (r.timestamp, *args, *where), f"session {r.session_id!r}"
-            ).fetchall()
+            rows = _guarded(conn, statement, (r.timestamp, *args, *where), r.session_id).fetchall()
         else:
             rows = conn.execute(_BUMP_WITH_STATE, (r.timestamp, *where)).fetchall()
         if not rows:
@@ -697,7 +748,7 @@ class SqliteSessionStore:
         if merge is not None:
             shape, args = merge
             statement = _merging(_MERGE_APP, "app_states.state", shape)
-            _guarded(conn, statement, (app_name, *args, now, *args), f"app {app_name!r}")
+            _guarded(conn, statement, (app_name, *args, now, *args), app_name, what="app")
             return
         row = conn.execute(_APP_STATE, (app_name,)).fetchone()
         state = loads_state(row[0], f"app {app_name!r}") if row else {}
@@ -712,8 +763,8 @@ class SqliteSessionStore:
         if merge is not None:
             shape, args = merge
             statement = _merging(_MERGE_USER, "user_states.state", shape)
-            where = f"user {user_id!r} of app {app_name!r}"
-            _guarded(conn, statement, (app_name, user_id, *args, now, *args), where)
+            values = (app_name, user_id, *args, now, *args)
+            _guarded(conn, statement, values, user_id, what="user", app_name=app_name)
             return
         row = conn.execute(_USER_STATE, (app_name, user_id)).fetchone()
         state = loads_state(row[0], f"user {user_id!r} of app {app_name!r}") if row else {}
@@ -721,6 +772,11 @@ class SqliteSessionStore:
         conn.execute(_PUT_USER_STATE, (app_name, user_id, dumps_json(state), now))
 
     async def close(self) -> None:
+        self._closed = True
+        if self._checkpoint_timer is not None:
+            self._checkpoint_timer.cancel()
+            self._checkpoint_timer = None
+
         def close_thread_connection() -> None:
             if self._thread_conn is not None:
                 self._thread_conn.close()
@@ -795,13 +851,23 @@ def _merging(template: str, column: str, shape: tuple[bool, ...]) -> str:
     return template.format(new=f"json_set('{{}}'{values})", old=f"json_set({column}{values})")
 
 
-def _guarded(conn: _Executor, sql: str, args: tuple[Any, ...], where: str) -> sqlite3.Cursor:
-    """Run a statement that merges into stored JSON; unparsable stored JSON is corrupt."""
+def _guarded(
+    conn: _Executor,
+    sql: str,
+    args: tuple[Any, ...],
+    name: str,
+    *,
+    what: str = "session",
+    app_name: str | None = None,
+) -> sqlite3.Cursor:
+    """Run a statement that merges into stored JSON; unparsable stored JSON is corrupt.
+    ``what``, ``name`` and ``app_name`` name the state for the error (built only then)."""
     try:
         return conn.execute(sql, args)
     except sqlite3.OperationalError as exc:
         if "malformed JSON" not in str(exc):
             raise
+        where = f"{what} {name!r}" + (f" of app {app_name!r}" if app_name is not None else "")
         raise CorruptRecordError(
             f"The stored state of {where} is not valid JSON ({exc}). Repair or delete the "
             "row; the rest of the database is unaffected."
