@@ -71,7 +71,8 @@ async def send_batched(
     When the client hangs up, or this coroutine is cancelled (a server shutdown past its
     grace period), the producer is cancelled and its cleanup awaited before this returns
     or re-raises. ``on_close``, when given, is awaited last in every case, even when the
-    producer was cancelled before it started. What the producer raises is raised here once
+    producer was cancelled before it started (shielded from cancellation unless the stream
+    ended normally). What the producer raises is raised here once
     the frames emitted before it are sent.
     """
     batch = _Batch()
@@ -93,6 +94,7 @@ async def send_batched(
     loop = asyncio.get_running_loop()
     producer: asyncio.Task[None] | None = None
     listener: asyncio.Task[None] | None = None
+    ended = False  # the producer ended on its own and the body was ended
     try:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         producer = loop.create_task(pump())
@@ -108,6 +110,7 @@ async def send_batched(
             elif batch.finished:
                 await producer  # re-raises what the producer raised, if anything
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+                ended = True
                 break
             else:
                 batch.waiter = loop.create_future()
@@ -120,7 +123,8 @@ async def send_batched(
             producer.cancel()
             await _uncancellable(asyncio.gather(producer, return_exceptions=True))
         if on_close is not None:
-            await _uncancellable(on_close())
+            # After a normal end nothing is cancelling this task: no shield (and no task).
+            await (on_close() if ended else _uncancellable(on_close()))
 
 
 async def _uncancellable(awaitable: Awaitable[object]) -> None:
