@@ -127,6 +127,31 @@ async def test_cancelling_the_response_still_waits_for_the_producers_cleanup() -
     assert cleaned.is_set()
 
 
+async def test_a_cancellation_arriving_as_the_cleanup_ends_is_not_lost() -> None:
+    """The request's task cancelled at the very moment the shielded cleanup finishes (a
+    server shutdown): the cancellation is still raised, not swallowed."""
+    sending: asyncio.Task[None] | None = None
+
+    async def produce(emit: Emit) -> None:
+        emit(b"data: 0\n\n")
+        await asyncio.sleep(3600)
+
+    async def on_close() -> None:
+        this = asyncio.current_task()
+        assert this is not None and sending is not None
+        # Runs after the shield's own callback has woken send_batched with the result.
+        this.add_done_callback(lambda _: sending.cancel() if sending else None)
+
+    client = _Client()
+    sending = asyncio.create_task(
+        send_batched(produce, client.receive, client.send, on_close=on_close)
+    )
+    await asyncio.wait_for(client.chunk_sent.wait(), 5)
+    client.hang_up()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(sending, 5)
+
+
 async def test_on_close_runs_even_if_the_producer_never_started() -> None:
     """Cancelled before the producer ran a step: ``on_close`` still ends the turn."""
     started: list[bool] = []

@@ -136,9 +136,7 @@ async def _uncancellable(awaitable: Awaitable[object]) -> None:
         try:
             await asyncio.shield(inner)
         except asyncio.CancelledError:
-            if inner.done():
-                break
-            cancelled = True
+            cancelled = True  # raised once ``inner`` is over
     if cancelled:
         raise asyncio.CancelledError
     inner.result()
