@@ -37,7 +37,7 @@ from eventide.server.info_routes import add_info_routes
 from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.queued_turns import QueuedTurns
-from eventide.server.run_routes import InflightTurns, add_run_routes
+from eventide.server.run_routes import InflightTurns, TurnRoutes, Turns, add_run_routes
 from eventide.server.session_routes import add_session_routes
 from eventide.server.telemetry_consent import TelemetryConsent, add_telemetry_consent_routes
 from eventide.server.trace_store import TraceStore, build_trace_recording
@@ -156,9 +156,11 @@ def create_app(
     api.state.eventide_recorder = recorder
     api.state.eventide_inflight = inflight
     # Requests are matched against the routes in order: the turn routes, which take nearly all
-    # the traffic, come first (no other route's path can match theirs).
+    # the traffic, come first (no other route's path can match theirs). Well-formed turn
+    # requests do not even reach the router: TurnRoutes below serves them.
     queued = QueuedTurns(invocation_queue) if invocation_queue is not None else None
-    add_run_routes(api, registry, inflight, queued)
+    turns = Turns(registry, inflight, queued)
+    add_run_routes(api, turns)
 
     @api.get("/health", summary="Liveness check (never needs a token)", tags=["server"])
     async def health() -> dict[str, str]:
@@ -220,7 +222,9 @@ def create_app(
         open_prefixes = ("/dev-ui",)
 
     # Middleware added last runs first: CORS must see preflights before auth refuses them
-    # and must add its headers to 401 answers too; auth refuses before a body is read.
+    # and must add its headers to 401 answers too; auth refuses before a body is read; the
+    # turn routes' fast path, innermost, sees only requests all of them let through.
+    api.add_middleware(TurnRoutes, turns=turns)
     api.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     if auth_token is not None:
         api.add_middleware(

@@ -27,7 +27,13 @@ from eventide._model import DATA_FIELDS
 from eventide.events import Event
 from eventide.types import camel_case_keys
 
-__all__ = ["camel_json", "event_json", "written_by_pydantic_core"]
+__all__ = [
+    "camel_json",
+    "camel_json_bytes",
+    "event_json",
+    "event_json_bytes",
+    "written_by_pydantic_core",
+]
 
 logger = logging.getLogger("eventide.server")
 
@@ -110,15 +116,15 @@ def _slow_json(record: BaseModel) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
-def camel_json(record: BaseModel) -> str:
-    """``record`` as compact camelCase JSON (unset fields left out)."""
+def camel_json_bytes(record: BaseModel) -> bytes:
+    """``record`` as compact camelCase JSON (unset fields left out), UTF-8 encoded."""
     cls = type(record)
     try:
         serializer = _serializers[cls]
     except KeyError:
         serializer = _build_serializer(cls)
         if serializer is not None:
-            fast = serializer.to_json(record, exclude_none=True, by_alias=True).decode()
+            fast = serializer.to_json(record, exclude_none=True, by_alias=True)
             slow = _slow_json(record)
             # The aliasing relies on how pydantic-core treats a schema; checked once.
             if json.loads(fast) != json.loads(slow):
@@ -126,8 +132,13 @@ def camel_json(record: BaseModel) -> str:
                 serializer = None
         _serializers[cls] = serializer
     if serializer is None:
-        return _slow_json(record)
-    return serializer.to_json(record, exclude_none=True, by_alias=True).decode()
+        return _slow_json(record).encode()
+    return serializer.to_json(record, exclude_none=True, by_alias=True)
+
+
+def camel_json(record: BaseModel) -> str:
+    """``record`` as compact camelCase JSON (unset fields left out)."""
+    return camel_json_bytes(record).decode()
 
 
 def written_by_pydantic_core(cls: type[BaseModel]) -> bool:
@@ -137,4 +148,9 @@ def written_by_pydantic_core(cls: type[BaseModel]) -> bool:
 
 def event_json(event: Event) -> str:
     """One event as compact camelCase JSON (unset fields left out)."""
-    return camel_json(event)
+    return camel_json_bytes(event).decode()
+
+
+def event_json_bytes(event: Event) -> bytes:
+    """:func:`event_json`, UTF-8 encoded."""
+    return camel_json_bytes(event)

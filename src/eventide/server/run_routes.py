@@ -8,6 +8,14 @@ frame instead of a dropped connection; events committed before it stay committed
 
 Events are sent in ADK's spelling (camelCase field names, data keys as stored), whichever
 spelling the request used.
+
+The routes are registered on FastAPI (for the OpenAPI spec, and for the requests below), but
+a well-formed turn request never reaches FastAPI: :class:`TurnRoutes`, an ASGI middleware
+inside the others (CORS, auth, body limit), reads the body, validates it and runs the turn
+itself, skipping the router, FastAPI's dependency solving and Starlette's per-request
+exception handling, which cost more than the turn's own HTTP work. A body that is not a
+valid ``RunAgentRequest`` in JSON goes on to FastAPI with its bytes replayed, so the 422
+answers are FastAPI's own.
 """
 
 from __future__ import annotations
@@ -15,13 +23,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import anyio
 from fastapi import FastAPI, HTTPException, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import StreamingResponse
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from eventide.errors import (
     AppLoadError,
@@ -33,12 +43,12 @@ from eventide.errors import (
 from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppRegistry
-from eventide.server.camel_json import event_json
+from eventide.server.camel_json import event_json, event_json_bytes
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.request_models import RunAgentRequest
-from eventide.server.sse_batching import batch_ready_frames
+from eventide.server.sse_batching import EventStreamResponse
 
-__all__ = ["InflightTurns", "add_run_routes", "error_payload"]
+__all__ = ["InflightTurns", "TurnRoutes", "Turns", "add_run_routes", "error_payload"]
 
 logger = logging.getLogger("eventide.server")
 
@@ -78,17 +88,19 @@ class InflightTurns:
         return True
 
 
-def add_run_routes(
-    api: FastAPI,
-    registry: AppRegistry,
-    inflight: InflightTurns,
-    queued: QueuedTurns | None = None,
-) -> None:
-    """Register ``/run`` and ``/run_sse`` on ``api`` (turns run on DBOS workers when
-    ``queued`` is given, in this process otherwise)."""
+class Turns:
+    """Runs ``/run`` and ``/run_sse`` turns (on DBOS workers when ``queued`` is given, in
+    this process otherwise), for the FastAPI routes and :class:`TurnRoutes` alike."""
+
+    def __init__(
+        self, registry: AppRegistry, inflight: InflightTurns, queued: QueuedTurns | None = None
+    ) -> None:
+        self.registry = registry
+        self.inflight = inflight
+        self.queued = queued
 
     async def start(
-        body: RunAgentRequest,
+        self, body: RunAgentRequest
     ) -> tuple[AsyncGenerator[Event, None], Event | None, BaseException | None]:
         """Start the turn and wait for its first event.
 
@@ -96,14 +108,14 @@ def add_run_routes(
         (the Runner reads the session before yielding anything) at no extra read.
         """
         try:
-            runner = await registry.runner(body.app_name)
+            runner = await self.registry.runner(body.app_name)
         except AppNotFoundError as exc:
             raise HTTPException(404, detail=str(exc)) from exc
         except AppLoadError as exc:
             raise HTTPException(500, detail=str(exc)) from exc
         mode = StreamingMode.SSE if body.streaming else StreamingMode.NONE
-        if queued is not None:
-            events = queued.events(runner, body)
+        if self.queued is not None:
+            events = self.queued.events(runner, body)
         else:
             events = runner.run_async(
                 user_id=body.user_id,
@@ -112,6 +124,7 @@ def add_run_routes(
                 state_delta=body.state_delta,
                 run_config=RunConfig(streaming_mode=mode),
             )
+        inflight = self.inflight
         inflight.enter()
         try:
             first = await anext(events)
@@ -131,6 +144,106 @@ def add_run_routes(
             raise
         return events, first, None
 
+    async def run(self, body: RunAgentRequest) -> Response:
+        """Run the turn to its end; its events as a JSON list (a 500 with the events so far
+        when it failed)."""
+        events, first, error = await self.start(body)
+        collected = [] if first is None else [first]
+        finished = first is None
+        try:
+            if error is None and first is not None:
+                async for event in events:
+                    collected.append(event)
+                finished = True
+        except Exception as exc:
+            logger.exception("Turn of app %r failed", body.app_name)
+            error = exc
+        finally:
+            if not finished:
+                with anyio.CancelScope(shield=True):
+                    await events.aclose()
+            self.inflight.leave()
+        if error is not None:
+            detail: dict[str, Any] = {
+                **error_payload(error),
+                "events": [json.loads(event_json(e)) for e in collected],
+            }
+            return Response(json.dumps({"detail": detail}), 500, media_type="application/json")
+        payload = b",".join([event_json_bytes(e) for e in collected])
+        return Response(b"[" + payload + b"]", media_type="application/json")
+
+    async def run_sse(self, body: RunAgentRequest) -> Response:
+        """Start the turn; a response that sends each event the moment the Runner has
+        committed it."""
+        events, first, error = await self.start(body)
+        return _TurnStream(events, first, error, body.app_name, self.inflight).response()
+
+
+class _TurnStream:
+    """One ``/run_sse`` turn's frames, and the turn's end however the stream ends."""
+
+    __slots__ = ("app_name", "closed", "error", "events", "exhausted", "first", "inflight")
+
+    def __init__(
+        self,
+        events: AsyncGenerator[Event, None],
+        first: Event | None,
+        error: BaseException | None,
+        app_name: str,
+        inflight: InflightTurns,
+    ) -> None:
+        self.events = events
+        self.first = first
+        self.error = error
+        self.app_name = app_name
+        self.inflight = inflight
+        self.closed = False
+        self.exhausted = first is None  # the Runner's generator ended (or failed) already
+
+    def response(self) -> Response:
+        return EventStreamResponse(self.produce, on_close=self.close)
+
+    async def produce(self, emit: Callable[[bytes], None]) -> None:
+        error = self.error
+        try:
+            first = self.first
+            if first is not None:
+                emit(b"data: " + event_json_bytes(first) + b"\n\n")
+                async for event in self.events:
+                    emit(b"data: " + event_json_bytes(event) + b"\n\n")
+            self.exhausted = True
+        except Exception as exc:
+            logger.exception("Turn of app %r failed while streaming", self.app_name)
+            error = exc
+        finally:
+            # A client that hangs up, or a server shutdown past its grace period, cancels
+            # this task (once: send_batched then waits for it); closing the Runner's
+            # generator lets the agent's own cleanup run. Committed events stay committed;
+            # the event in flight is either wholly committed or not at all (appends are
+            # atomic).
+            await self.close()
+        if error is not None:
+            # "error" is the key `adk api_server` sends (google-adk's client raises on it);
+            # errorCode/errorMessage are what ADK's UI shows for a failed model call.
+            frame = {"error": str(error) or type(error).__name__, **error_payload(error)}
+            emit(f"data: {json.dumps(frame, ensure_ascii=False)}\n\n".encode())
+
+    async def close(self) -> None:
+        """End the turn (once): close the Runner's generator, count the turn as left."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if not self.exhausted:
+                await self.events.aclose()
+        finally:
+            self.inflight.leave()
+
+
+def add_run_routes(api: FastAPI, turns: Turns) -> None:
+    """Register ``/run`` and ``/run_sse`` on ``api``; add :class:`TurnRoutes` too, as the
+    innermost middleware, for the fast path."""
+
     @api.post(
         "/run",
         response_model=list[Event],
@@ -140,33 +253,13 @@ def add_run_routes(
     )
     async def run(body: RunAgentRequest) -> Response:
         """Run the turn to its end and answer with all its events as a JSON list."""
-        events, first, error = await start(body)
-        collected = [] if first is None else [first]
-        try:
-            if error is None and first is not None:
-                async for event in events:
-                    collected.append(event)
-        except Exception as exc:
-            logger.exception("Turn of app %r failed", body.app_name)
-            error = exc
-        finally:
-            with anyio.CancelScope(shield=True):
-                await events.aclose()
-            inflight.leave()
-        if error is not None:
-            detail: dict[str, Any] = {
-                **error_payload(error),
-                "events": [json.loads(event_json(e)) for e in collected],
-            }
-            return Response(json.dumps({"detail": detail}), 500, media_type="application/json")
-        payload = ",".join(event_json(e) for e in collected)
-        return Response(f"[{payload}]", media_type="application/json")
+        return await turns.run(body)
 
     @api.post(
         "/run_sse",
         summary="Run one turn, streaming its events as server-sent events",
         tags=["run"],
-        response_class=StreamingResponse,
+        response_class=StreamingResponse,  # what the spec documents; the answer is a stream
         responses={
             200: {
                 "description": "One `data: <event JSON>` frame per event; an error frame "
@@ -176,60 +269,90 @@ def add_run_routes(
             404: {"description": "No such app or session."},
         },
     )
-    async def run_sse(body: RunAgentRequest) -> StreamingResponse:
+    async def run_sse(body: RunAgentRequest) -> Response:
         """Run the turn, sending each event the moment the Runner has committed it."""
-        events, first, error = await start(body)
-        leave = _once(inflight.leave)
-        frames = _sse_frames(events, first, error, app_name=body.app_name, leave=leave)
-        # A client that leaves before the first frame is written can make Starlette drop the
-        # generator without ever starting it, so its `finally` never runs; the turn then
-        # counts as ended when the generator is collected.
-        weakref.finalize(frames, leave)
-        return StreamingResponse(
-            batch_ready_frames(frames),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return await turns.run_sse(body)
 
 
-def _once(action: Callable[[], None]) -> Callable[[], None]:
-    done = False
+class TurnRoutes:
+    """ASGI middleware serving well-formed ``POST /run`` and ``POST /run_sse`` requests
+    without FastAPI (see the module docstring); everything else goes to ``app``.
 
-    def run_once() -> None:
-        nonlocal done
-        if not done:
-            done = True
-            action()
+    Errors a turn raises before it answers (unknown app or session, shutting down) are
+    answered as FastAPI's ``HTTPException`` handler answers them. Requests FastAPI's own
+    telemetry follows (``"fastapi.telemetry"`` in the scope) go through FastAPI, so that
+    their spans name the route.
+    """
 
-    return run_once
+    def __init__(self, app: ASGIApp, *, turns: Turns) -> None:
+        self.app = app
+        self._routes = {"/run": turns.run, "/run_sse": turns.run_sse}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        route = None
+        if scope["type"] == "http" and scope["method"] == "POST":
+            route = self._routes.get(scope["path"])
+        if route is None or "fastapi.telemetry" in scope or not _json_content(scope):
+            await self.app(scope, receive, send)
+            return
+        received: list[Message] = []
+        try:
+            while True:
+                message = await receive()
+                received.append(message)
+                if message["type"] != "http.request":
+                    await self._replay(scope, receive, send, received)
+                    return
+                if not message.get("more_body", False):
+                    break
+        except Exception as exc:
+            await self._replay(scope, receive, send, received, exc)
+            return
+        raw = received[0].get("body", b"") if len(received) == 1 else _joined(received)
+        try:
+            body = RunAgentRequest.model_validate(json.loads(raw))
+        except Exception:  # FastAPI tells the client what is wrong, in its words
+            await self._replay(scope, receive, send, received)
+            return
+        try:
+            response = await route(body)
+        except HTTPException as exc:
+            response = await http_exception_handler(Request(scope), exc)
+        await response(scope, receive, send)
+
+    async def _replay(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        received: list[Message],
+        failure: Exception | None = None,
+    ) -> None:
+        """Hand the request to FastAPI, the messages already read first, then the failure
+        reading them raised, if any."""
+        replay = iter(received)
+
+        async def replaying_receive() -> Message:
+            message = next(replay, None)
+            if message is not None:
+                return message
+            if failure is not None:
+                raise failure
+            return await receive()
+
+        await self.app(scope, replaying_receive, send)
 
 
-async def _sse_frames(
-    events: AsyncGenerator[Event, None],
-    first: Event | None,
-    error: BaseException | None,
-    *,
-    app_name: str,
-    leave: Callable[[], None],
-) -> AsyncIterator[str]:
-    try:
-        if first is not None:
-            yield f"data: {event_json(first)}\n\n"
-            async for event in events:
-                yield f"data: {event_json(event)}\n\n"
-    except Exception as exc:
-        logger.exception("Turn of app %r failed while streaming", app_name)
-        error = exc
-    finally:
-        # A client that hangs up, or a server shutdown past its grace period, cancels this
-        # generator; closing the Runner's generator under a shield lets the agent's own
-        # cleanup run. Committed events stay committed; the event in flight is either
-        # wholly committed or not at all (appends are atomic).
-        with anyio.CancelScope(shield=True):
-            await events.aclose()
-        leave()
-    if error is not None:
-        # "error" is the key `adk api_server` sends (google-adk's client raises on it);
-        # errorCode/errorMessage are what ADK's UI shows for a failed model call.
-        frame = {"error": str(error) or type(error).__name__, **error_payload(error)}
-        yield f"data: {json.dumps(frame, ensure_ascii=False)}\n\n"
+def _json_content(scope: Scope) -> bool:
+    """Whether the request's content type is ``application/json`` (what FastAPI parses as
+    JSON too; other JSON types, rarer, take FastAPI's path)."""
+    name: bytes
+    value: bytes
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return value.partition(b";")[0].strip().lower() == b"application/json"
+    return False
+
+
+def _joined(received: list[Message]) -> bytes:
+    return b"".join(message.get("body", b"") for message in received)

@@ -1,0 +1,203 @@
+"""Server instructions per turn, under callgrind: repeatable on a loaded machine where wall
+time and CPU time are not.
+
+Starts ``eventide api-server`` (in-memory sessions, the ``bench_server_vs_adk`` app and fake
+model) under ``valgrind --tool=callgrind``, warms it up, zeroes the counters
+(``callgrind_control -z``), runs C conversations of T turns at once, dumps the counters and
+divides their total by the number of turns. Session creation (one per conversation) is in
+the total, as in ``bench_server_vs_adk.py``::
+
+    .venv/bin/python -m benchmarks.callgrind_server [--route run_sse|run] [--streaming]
+        [--conversations 50] [--turns 4] [--keep PATH]
+
+``--route run_sse --streaming`` is the benchmark's turn (ten partial chunks, then the answer);
+``--keep`` saves the callgrind output for ``callgrind_annotate``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.bench_server_vs_adk import (
+    APP,
+    ROOT,
+    Connection,
+    _apps_dir,
+    _check_stream,
+    _free_port,
+)
+
+# --- the load ---
+
+
+async def _conversation(port: int, index: int, turns: int, route: str, streaming: bool) -> int:
+    user = f"user{index}"
+    conn = await Connection.open(port)
+    done = 0
+    try:
+        status, body, _ = await conn.request("POST", f"/apps/{APP}/users/{user}/sessions", b"{}")
+        if status != 200:
+            raise RuntimeError(f"create session: HTTP {status} {body[:200]!r}")
+        session_id = json.loads(body)["id"]
+        for turn in range(turns):
+            request = json.dumps(
+                {
+                    "appName": APP,
+                    "userId": user,
+                    "sessionId": session_id,
+                    "newMessage": {"role": "user", "parts": [{"text": f"message {turn}"}]},
+                    "streaming": streaming,
+                }
+            ).encode()
+            status, body, _ = await conn.request("POST", f"/{route}", request)
+            if status != 200:
+                raise RuntimeError(f"turn {turn}: HTTP {status} {body[:200]!r}")
+            if route == "run_sse" and streaming and (problem := _check_stream(body)):
+                raise RuntimeError(f"turn {turn}: {problem}")
+            done += 1
+    finally:
+        conn.close()
+    return done
+
+
+async def _load(port: int, conversations: int, turns: int, route: str, streaming: bool) -> int:
+    counts = await asyncio.gather(
+        *(_conversation(port, i, turns, route, streaming) for i in range(conversations))
+    )
+    return sum(counts)
+
+
+async def _wait_healthy(port: int, proc: subprocess.Popen[bytes], limit_s: float) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the server exited")
+        try:
+            conn = await Connection.open(port)
+            try:
+                status, _, _ = await conn.request("GET", "/health", None)
+            finally:
+                conn.close()
+            if status == 200:
+                return
+        except OSError:
+            pass
+        await asyncio.sleep(0.5)
+    raise RuntimeError("the server did not start")
+
+
+def _control(pid: int, flag: str, port: int) -> None:
+    """Send callgrind_control a command; a request wakes the server so it is seen."""
+    control = subprocess.Popen(["callgrind_control", flag, str(pid)], stdout=subprocess.DEVNULL)
+    while control.poll() is None:
+        asyncio.run(_poke(port))
+        time.sleep(0.2)
+
+
+async def _poke(port: int) -> None:
+    conn = await Connection.open(port)
+    try:
+        await conn.request("GET", "/health", None)
+    finally:
+        conn.close()
+
+
+def _last_dump(out_dir: Path, stem: str) -> Path:
+    """The dump ``callgrind_control -d`` wrote last (``<stem>.<part>``)."""
+    return max(out_dir.glob(f"{stem}.*"), key=lambda p: int(p.name.rsplit(".", 1)[1]))
+
+
+def _total(dump: Path) -> int:
+    text = dump.read_text(errors="replace")
+    match = re.search(r"^(?:summary|totals): (\d+)", text, re.MULTILINE)
+    if match is None:
+        raise RuntimeError(f"no total in {dump}")
+    return int(match.group(1))
+
+
+def measure(args: argparse.Namespace) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(prefix="eventide-cg-server-") as tmp:
+        folder = Path(tmp)
+        apps = _apps_dir(folder)
+        port = _free_port()
+        stem = "callgrind.out"
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={folder / stem}",
+            sys.executable,
+            "-m",
+            "eventide.cli",
+            "api-server",
+            str(apps),
+            "--port",
+            str(port),
+            "--session-db",
+            "memory:",
+            "--log-level",
+            "warning",
+        ]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            "EVENTIDE_BENCH_FRAMEWORK": "eventide",
+            "PYTHONWARNINGS": "ignore",
+        }
+        log = (folder / "server.log").open("wb")
+        proc = subprocess.Popen(command, cwd=apps, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            asyncio.run(_wait_healthy(port, proc, 600))
+            asyncio.run(_load(port, args.conversations, 2, args.route, args.streaming))
+            _control(proc.pid, "-z", port)
+            turns = asyncio.run(
+                _load(port, args.conversations, args.turns, args.route, args.streaming)
+            )
+            _control(proc.pid, "-d", port)
+            total = _total(_last_dump(folder, stem))
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log.close()
+        if args.keep:
+            shutil.copy(_last_dump(folder, stem), args.keep)
+    return {
+        "route": args.route,
+        "streaming": args.streaming,
+        "conversations": args.conversations,
+        "turns": turns,
+        "instructions": total,
+        "instructions_per_turn": round(total / turns),
+        "loadavg_1min": round(os.getloadavg()[0], 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--route", choices=("run_sse", "run"), default="run_sse")
+    parser.add_argument("--streaming", action="store_true", help="ask for partial chunks")
+    parser.add_argument("--conversations", type=int, default=50)
+    parser.add_argument("--turns", type=int, default=4)
+    parser.add_argument("--keep", help="copy the measured callgrind output here")
+    args = parser.parse_args(argv)
+    result = measure(args)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
