@@ -83,9 +83,19 @@ def _own_copy(config: types.GenerateContentConfig) -> types.GenerateContentConfi
     copied = config.model_copy()
     fields: dict[str, Any] = vars(copied)
     for name, value in fields.items():
-        if value is not None and not isinstance(value, str | int | float | bool):
+        if value is None or isinstance(value, _SCALARS):
+            continue
+        if not value and type(value) in _CONTAINERS:
+            # An empty dict or list (``extra`` is one on most configs): a new one, without
+            # deepcopy's memo and dispatch.
+            fields[name] = type(value)()
+        else:
             fields[name] = copy.deepcopy(value)
     return copied
+
+
+_SCALARS = (str, int, float, bool)
+_CONTAINERS = (dict, list)
 
 
 def _insert_turn_instructions(contents: list[types.Content], text: str) -> None:

@@ -43,6 +43,8 @@ def strings(value: object) -> list[str]:
 
 def integer(value: object) -> int | None:
     """``value`` if it is a whole number (not a bool), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return int(value)

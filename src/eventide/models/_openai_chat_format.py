@@ -117,6 +117,13 @@ def chat_messages(llm_request: LlmRequest) -> list[dict[str, Any]]:
             if message is not None:
                 messages.append(message)
             continue
+        if len(parts) == 1:
+            part = parts[0]
+            if part.text is not None and part.function_response is None:
+                # A user's plain text message, the most common content: sent as a string
+                # (what the loop below makes of it too), without building its item first.
+                messages.append({"role": "user", "content": part.text})
+                continue
         user_content: list[dict[str, Any]] = []
         for part in parts:
             if part.function_response is not None:

@@ -219,7 +219,7 @@ def feed_responses_event(data: JsonObject, assembler: StreamAssembler) -> list[L
     if kind in _DELTAS:
         return [partial_response(delta, thought=_DELTAS[kind])] if delta else []
     if kind in {"response.completed", "response.incomplete", "response.failed"}:
-        whole = StreamAssembler(calls_before=assembler.calls_before)
+        whole = StreamAssembler(calls_before=lambda: assembler.calls_before, partials=False)
         read_responses_response(obj(data.get("response")), whole)
         assembler.end_with(whole.final())
     elif kind == "error":

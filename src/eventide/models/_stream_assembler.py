@@ -15,6 +15,7 @@ MALFORMED_STREAM.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from eventide import types
@@ -54,8 +55,11 @@ class StreamAssembler:
         scratch: what a wire format keeps between the items of one stream.
     """
 
-    def __init__(self, *, calls_before: int) -> None:
+    def __init__(self, *, calls_before: int | Callable[[], int], partials: bool = True) -> None:
+        """``calls_before`` numbers id-less calls (a callable is asked only when one comes);
+        ``partials=False`` (a whole response, read in one go) builds no partial responses."""
         self._calls_before = calls_before
+        self._partials = partials
         self._slots: list[_Text | _Call | types.Part] = []
         self._calls: dict[int | str, _Call] = {}
         self._finished = False
@@ -92,7 +96,7 @@ class StreamAssembler:
         slot.chunks.append(text)
         if signature is not None:
             slot.signature = signature
-        if not text:
+        if not text or not self._partials:
             return None
         return LlmResponse(
             content=types.Content(role="model", parts=[_text_part(text, thought)]), partial=True
@@ -154,7 +158,11 @@ class StreamAssembler:
     @property
     def calls_before(self) -> int:
         """Function calls already in the history (numbers calls that come without an id)."""
-        return self._calls_before
+        count = self._calls_before
+        if not isinstance(count, int):
+            # Counting walks the whole history: done only for a call without an id.
+            count = self._calls_before = count()
+        return count
 
     @property
     def ended(self) -> bool:
@@ -169,9 +177,7 @@ class StreamAssembler:
         problems: list[str] = []
         for slot in self._slots:
             if isinstance(slot, _Text):
-                part = _text_part("".join(slot.chunks), slot.thought)
-                part.thought_signature = slot.signature
-                parts.append(part)
+                parts.append(_text_part("".join(slot.chunks), slot.thought, slot.signature))
             elif isinstance(slot, _Call):
                 if slot.fragments or slot.args is None:
                     args, problem = json_arguments("".join(slot.fragments))
@@ -202,7 +208,8 @@ class StreamAssembler:
                 "The model's stream ended without a finish reason; its content is complete, "
                 "so it is used as the answer."
             )
-        fill_missing_call_ids(parts, calls_before=self._calls_before)
+        if any(p.function_call is not None and not p.function_call.id for p in parts):
+            fill_missing_call_ids(parts, calls_before=self.calls_before)
         response = LlmResponse(
             content=types.Content(role="model", parts=parts) if parts else None,
             finish_reason=self._finish_reason,
@@ -225,7 +232,9 @@ def partial_response(text: str, *, thought: bool = False) -> LlmResponse:
     )
 
 
-def _text_part(text: str, thought: bool) -> types.Part:
+def _text_part(text: str, thought: bool, signature: bytes | None = None) -> types.Part:
+    if signature is not None:
+        return types.Part(text=text, thought=thought or None, thought_signature=signature)
     return types.Part(text=text, thought=True) if thought else types.Part(text=text)
 
 

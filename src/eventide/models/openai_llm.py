@@ -80,10 +80,8 @@ class OpenAILlm(RemoteLlm):
 
     @property
     def _wire_model(self) -> str:
-        for prefix in ("openai/", "ollama/"):
-            if self.model.startswith(prefix):
-                return self.model[len(prefix) :]
-        return self.model
+        model = self.model
+        return model.partition("/")[2] if model.startswith(("openai/", "ollama/")) else model
 
     def _make_provider(self) -> OpenAIProvider:
         if self.provider is not None:

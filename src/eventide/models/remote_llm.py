@@ -4,11 +4,13 @@ A connector says only how a request travels on its wire (:class:`WireCall`: the 
 and how a response or a stream item feeds the :class:`StreamAssembler`); its
 :class:`~eventide.models.providers.Provider` owns the client. Everything else is here, once:
 failures become error responses, streams are opened, read, guarded and closed, and failed
-calls are retried (:func:`~eventide.models.retrying_llm.retry_responses`).
+calls are retried (:func:`~eventide.models.retrying_llm.retry_response`, and
+:func:`~eventide.models.retrying_llm.retry_responses` for streams).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -29,7 +31,7 @@ from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.models.providers import Provider
-from eventide.models.retrying_llm import RetryPolicy, retry_responses
+from eventide.models.retrying_llm import RetryPolicy, retry_response, retry_responses
 
 __all__ = ["RemoteLlm", "WireCall"]
 
@@ -82,12 +84,16 @@ class RemoteLlm(BaseLlm):
 
     def get_provider(self) -> Provider:
         """The provider that owns the client, made on first use."""
-        provider = self._provider
+        # Read through __pydantic_private__: the attribute syntax goes through
+        # BaseModel.__getattr__, which costs several microseconds a read.
+        private = self.__pydantic_private__
+        assert private is not None
+        provider: Provider | None = private["_provider"]
         if provider is None:
             with _MAKING:
-                provider = self._provider
+                provider = private["_provider"]
                 if provider is None:
-                    provider = self._provider = self._make_provider()
+                    provider = private["_provider"] = self._make_provider()
         return provider
 
     def prepare(self) -> None:
@@ -105,28 +111,30 @@ class RemoteLlm(BaseLlm):
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         """Call the model; see :class:`~eventide.models.base_llm.BaseLlm`."""
-        policy = RetryPolicy(
-            max_retries=max(0, self.max_retries),
-            base_delay=self.retry_base_delay,
-            max_delay=self.retry_max_delay,
-        )
-        async for response in retry_responses(lambda: self._call(llm_request, stream), policy):
+        policy = _policy(self.max_retries, self.retry_base_delay, self.retry_max_delay)
+        if not stream:
+            # One response: awaited, not passed up through a generator per layer.
+            yield await retry_response(lambda: self._whole(llm_request), policy)
+            return
+        async for response in retry_responses(lambda: self._stream(llm_request), policy):
             yield response
 
-    async def _call(
-        self, llm_request: LlmRequest, stream: bool
-    ) -> AsyncGenerator[LlmResponse, None]:
+    async def _whole(self, llm_request: LlmRequest) -> LlmResponse:
         provider = self.get_provider()
         wire = self._wire_call(llm_request, provider)
-        assembler = StreamAssembler(calls_before=count_function_calls(llm_request))
-        if not stream:
-            result = await call_once(wire.send, provider.classify)
-            if isinstance(result, ModelError):
-                yield LlmResponse.from_error(result)
-                return
-            wire.read(result, assembler)
-            yield assembler.final()
-            return
+        result = await call_once(wire.send, provider.classify)
+        if isinstance(result, ModelError):
+            return LlmResponse.from_error(result)
+        assembler = StreamAssembler(
+            calls_before=lambda: count_function_calls(llm_request), partials=False
+        )
+        wire.read(result, assembler)
+        return assembler.final()
+
+    async def _stream(self, llm_request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
+        provider = self.get_provider()
+        wire = self._wire_call(llm_request, provider)
+        assembler = StreamAssembler(calls_before=lambda: count_function_calls(llm_request))
         opened = await open_stream(wire.open_stream, provider.classify)
         if isinstance(opened, ModelError):
             yield LlmResponse.from_error(opened)
@@ -144,3 +152,10 @@ class RemoteLlm(BaseLlm):
             yield LlmResponse.from_error(reader.failure)
             return
         yield assembler.final()
+
+
+@functools.lru_cache(maxsize=64)
+def _policy(max_retries: int, base_delay: float, max_delay: float) -> RetryPolicy:
+    """The retry policy of these settings (made once: a frozen dataclass costs a few
+    microseconds to build, each call)."""
+    return RetryPolicy(max_retries=max(0, max_retries), base_delay=base_delay, max_delay=max_delay)

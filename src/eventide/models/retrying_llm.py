@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from asyncio import sleep
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, cast
@@ -22,7 +22,7 @@ from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
-__all__ = ["RetryPolicy", "RetryingLlm", "retry_responses"]
+__all__ = ["RetryPolicy", "RetryingLlm", "retry_response", "retry_responses"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,19 +59,9 @@ async def retry_responses(
         output_seen = False
         async with aclosing(_responses(attempt)) as responses:
             async for response in responses:
-                error = response.error
-                if error is not None and not response.partial:
-                    if (
-                        isinstance(error, ModelError)
-                        and error.retryable
-                        and tries < policy.max_retries
-                        and not output_seen
-                        and response.content is None
-                    ):
-                        retry = error
-                        break
-                    if tries and response.error_message is not None:
-                        response.error_message += f" (after {tries} retries)"
+                retry = _retry_for(response, tries, policy, output_seen=output_seen)
+                if retry is not None:
+                    break
                 # Once output reached the caller, nothing that follows is retried.
                 output_seen = (
                     output_seen or response.partial is True or response.content is not None
@@ -81,6 +71,42 @@ async def retry_responses(
             return
         await sleep(policy.delay(tries, retry.retry_after))
         tries += 1
+
+
+async def retry_response(
+    attempt: Callable[[], Awaitable[LlmResponse]], policy: RetryPolicy
+) -> LlmResponse:
+    """The one whole response of ``attempt()``, called again while it fails retryably: what
+    :func:`retry_responses` does for a call that is not streamed, without its generators."""
+    tries = 0
+    while True:
+        response = await attempt()
+        retry = _retry_for(response, tries, policy, output_seen=False)
+        if retry is None:
+            return response
+        await sleep(policy.delay(tries, retry.retry_after))
+        tries += 1
+
+
+def _retry_for(
+    response: LlmResponse, tries: int, policy: RetryPolicy, *, output_seen: bool
+) -> ModelError | None:
+    """The error to retry the call for, or None when ``response`` is kept (an error that
+    ends the retries then says how many there were)."""
+    error = response.error
+    if error is None or response.partial:
+        return None
+    if (
+        isinstance(error, ModelError)
+        and error.retryable
+        and tries < policy.max_retries
+        and not output_seen
+        and response.content is None
+    ):
+        return error
+    if tries and response.error_message is not None:
+        response.error_message += f" (after {tries} retries)"
+    return None
 
 
 async def _responses(

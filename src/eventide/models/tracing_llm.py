@@ -105,11 +105,18 @@ class TracingLlm(BaseLlm):
             span.end()
 
     def _get_tracer(self) -> Any:
-        if self._tracer is None:
+        # Read through __pydantic_private__: the attribute syntax goes through
+        # BaseModel.__getattr__, which costs several microseconds a read.
+        private = self.__pydantic_private__
+        assert private is not None
+        tracer: Any = private["_tracer"]
+        if tracer is None:
             from opentelemetry import trace
 
-            self._tracer = trace.get_tracer(_INSTRUMENTATION, tracer_provider=self.tracer_provider)
-        return self._tracer
+            tracer = private["_tracer"] = trace.get_tracer(
+                _INSTRUMENTATION, tracer_provider=self.tracer_provider
+            )
+        return tracer
 
     def prepare(self) -> None:
         """Prepare the wrapped model (see :meth:`BaseLlm.prepare`) and make the tracer."""
