@@ -316,6 +316,19 @@ def _check_stream(body: bytes) -> str | None:
     return None
 
 
+def turn_body(user: str, session_id: str, turn: int, *, streaming: bool) -> bytes:
+    """The JSON body of turn ``turn`` of a conversation, as ADK's clients send it."""
+    return json.dumps(
+        {
+            "appName": APP,
+            "userId": user,
+            "sessionId": session_id,
+            "newMessage": {"role": "user", "parts": [{"text": f"message {turn}"}]},
+            "streaming": streaming,
+        }
+    ).encode()
+
+
 async def _conversation(ports: list[int], index: int, turns: int, tally: Tally) -> None:
     user = f"user{index}"
     conns = [await Connection.open(port) for port in ports]
@@ -328,15 +341,7 @@ async def _conversation(ports: list[int], index: int, turns: int, tally: Tally) 
             return
         session_id = json.loads(body)["id"]
         for turn in range(turns):
-            request = json.dumps(
-                {
-                    "appName": APP,
-                    "userId": user,
-                    "sessionId": session_id,
-                    "newMessage": {"role": "user", "parts": [{"text": f"message {turn}"}]},
-                    "streaming": True,
-                }
-            ).encode()
+            request = turn_body(user, session_id, turn, streaming=True)
             conn = conns[(index + turn) % len(conns)]
             started = time.perf_counter()
             try:

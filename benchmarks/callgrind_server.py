@@ -36,6 +36,7 @@ from benchmarks.bench_server_vs_adk import (
     _apps_dir,
     _check_stream,
     _free_port,
+    turn_body,
 )
 
 # --- the load ---
@@ -51,15 +52,7 @@ async def _conversation(port: int, index: int, turns: int, route: str, streaming
             raise RuntimeError(f"create session: HTTP {status} {body[:200]!r}")
         session_id = json.loads(body)["id"]
         for turn in range(turns):
-            request = json.dumps(
-                {
-                    "appName": APP,
-                    "userId": user,
-                    "sessionId": session_id,
-                    "newMessage": {"role": "user", "parts": [{"text": f"message {turn}"}]},
-                    "streaming": streaming,
-                }
-            ).encode()
+            request = turn_body(user, session_id, turn, streaming=streaming)
             status, body, _ = await conn.request("POST", f"/{route}", request)
             if status != 200:
                 raise RuntimeError(f"turn {turn}: HTTP {status} {body[:200]!r}")
