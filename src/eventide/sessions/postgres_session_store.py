@@ -100,19 +100,32 @@ LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
 WHERE s.app_name = :app AND s.user_id = :user AND s.id = :sid
 """
 
-# Newest first through the primary key, so a LIMIT stops early; the timestamp filter is a
-# separate statement so the planner never trades that order away.
-_EVENTS = """
-SELECT seq, id, event FROM events
-WHERE session_pk = :pk AND seq > :after AND seq <= :upto
-ORDER BY seq DESC LIMIT :limit
+# A load is ONE statement (one round trip, one snapshot): the session row with its states
+# (columns 0-5, as ``_SESSION_WITH_STATES``; the event columns NULL), then its events
+# (columns 6-8; the session columns NULL), newest first through the primary key, so a LIMIT
+# stops early. ``:upto`` NULL means up to the session's last_seq. No row: no such session.
+# The timestamp filter is a separate statement so the planner never trades that order away.
+_LOAD = """
+WITH s AS (
+    SELECT s.pk, s.state::text AS state, s.last_seq, s.update_time, a.state::text AS app_state,
+        u.state::text AS user_state
+    FROM sessions s
+    LEFT JOIN app_states a ON a.app_name = s.app_name
+    LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
+    WHERE s.app_name = :app AND s.user_id = :user AND s.id = :sid
+)
+SELECT pk, state, last_seq, update_time, app_state, user_state,
+    CAST(NULL AS INTEGER), CAST(NULL AS TEXT), CAST(NULL AS TEXT)
+FROM s
+UNION ALL (
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, e.seq, e.id, e.event
+    FROM s JOIN events e ON e.session_pk = s.pk
+    WHERE e.seq > :after AND e.seq <= COALESCE(CAST(:upto AS INTEGER), s.last_seq){time}
+    ORDER BY e.seq DESC LIMIT :limit
+)
 """
-
-_EVENTS_AFTER_TIME = """
-SELECT seq, id, event FROM events
-WHERE session_pk = :pk AND seq > :after AND seq <= :upto AND timestamp >= :after_ts
-ORDER BY seq DESC LIMIT :limit
-"""
+_LOAD_ALL = _LOAD.format(time="")
+_LOAD_AFTER_TIME = _LOAD.format(time=" AND e.timestamp >= :after_ts")
 
 # The app's sessions with their merged state; filters and paging are appended.
 _LIST_SESSIONS = """
@@ -331,30 +344,47 @@ class PostgresSessionStore:
         num_recent: int | None,
         after_timestamp: float | None,
     ) -> LoadedSession | None:
-        async def work(driver: Any) -> LoadedSession | None:
-            row = await driver.fetchrow(_SESSION_WITH_STATES_NATIVE, app_name, user_id, session_id)
-            if row is None:
-                return None
-            last_seq = int(row[2])
-            upto = last_seq if upto_seq is None else upto_seq
+        async def work(driver: Any) -> Any:
             if after_timestamp is None:
-                rows = await driver.fetch(_EVENTS_NATIVE, row[0], after_seq or 0, upto, num_recent)
-            else:
-                rows = await driver.fetch(
-                    _EVENTS_AFTER_TIME_NATIVE,
-                    row[0],
+                return await driver.fetch(
+                    _LOAD_NATIVE,
+                    app_name,
+                    user_id,
+                    session_id,
                     after_seq or 0,
-                    upto,
-                    after_timestamp,
+                    upto_seq,
                     num_recent,
                 )
-            rows.reverse()
-            return LoadedSession(
-                state=merged_state(row, app_name, user_id, session_id),
-                last_seq=last_seq,
-                update_time=float(row[3]),
-                events=[StoredEvent(seq=r[0], event_id=r[1], event_json=r[2]) for r in rows],
+            return await driver.fetch(
+                _LOAD_AFTER_TIME_NATIVE,
+                app_name,
+                user_id,
+                session_id,
+                after_seq or 0,
+                upto_seq,
+                after_timestamp,
+                num_recent,
             )
+
+        rows = await self._run_native(work)
+        head: Any = None
+        events: list[StoredEvent] = []
+        for r in rows:
+            if r[6] is None:
+                head = r
+            else:
+                events.append(StoredEvent(seq=r[6], event_id=r[7], event_json=r[8]))
+        if head is None:
+            return None
+        # Newest first from the server (UNION ALL promises no order, so sort: linear on a
+        # run that is already descending).
+        events.sort(key=_seq_of)
+        return LoadedSession(
+            state=merged_state(head, app_name, user_id, session_id),
+            last_seq=int(head[2]),
+            update_time=float(head[3]),
+            events=events,
+        )
 
         return await self._run_native(work)
 
@@ -614,11 +644,23 @@ def _append_statements() -> dict[tuple[bool, bool], str]:
 
 
 _APPEND_NATIVE = _append_statements()
-# (app, user, sid), (pk, after, upto, limit) and (pk, after, upto, after_ts, limit): the
-# names appear in that order in each statement, so they become $1, $2, ... in that order.
-_SESSION_WITH_STATES_NATIVE = _native(_SESSION_WITH_STATES)[0]
-_EVENTS_NATIVE = _native(_EVENTS)[0]
-_EVENTS_AFTER_TIME_NATIVE = _native(_EVENTS_AFTER_TIME)[0]
+
+
+def _load_statement(sql: str, expected: list[str]) -> str:
+    native, names = _native(sql)
+    if names != expected:
+        raise AssertionError(f"load() passes its arguments out of order: {names}")
+    return native
+
+
+_LOAD_NATIVE = _load_statement(_LOAD_ALL, ["app", "user", "sid", "after", "upto", "limit"])
+_LOAD_AFTER_TIME_NATIVE = _load_statement(
+    _LOAD_AFTER_TIME, ["app", "user", "sid", "after", "upto", "after_ts", "limit"]
+)
+
+
+def _seq_of(event: StoredEvent) -> int:
+    return event.seq
 
 
 def _redacted(url: str) -> str:
