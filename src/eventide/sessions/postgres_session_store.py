@@ -9,9 +9,9 @@ session queue on the row lock, so the order of the log is the commit order.
 
 SQLAlchemy owns the engine, the pool, migrations and the rarer operations (create, list,
 delete). The two hot paths, append and load, run their statements on an asyncpg driver
-directly (asyncpg's prepared statements, without SQLAlchemy's per-execute work): on the
-store's own connection, one it keeps checked out of the pool, whenever that is idle, else on
-a pooled one. Checking a connection out of the pool and back in (greenlet hops and a
+directly (asyncpg's prepared statements, without SQLAlchemy's per-execute work): on one of
+the store's own connections, a few it keeps checked out of the pool, whenever one is idle,
+else on a pooled one. Checking a connection out of the pool and back in (greenlet hops and a
 reset-on-return) cost more client CPU than the append itself. A connection found dead is
 invalidated and the operation, safe to repeat, runs once more on a fresh one.
 
@@ -167,17 +167,22 @@ class PostgresSessionStore:
     # lets busy servers reuse them; connections are still only opened when needed.
     DEFAULT_ENGINE_KWARGS: dict[str, Any] = {"pool_size": 20, "max_overflow": 10}
 
+    # How many pool connections the hot paths keep checked out for themselves: a checkout
+    # and check-in through the pool costs about 40 us of CPU, a sizeable part of a turn's
+    # store work, and a server running many turns at once needed the pool for most of them
+    # when the store kept one. The rest of the pool serves the other operations and bursts.
+    OWN_MAX = 8
+
     def __init__(self, url: str, *, engine_kwargs: dict[str, Any] | None = None) -> None:
         self._url = url
         self._engine_kwargs = {**self.DEFAULT_ENGINE_KWARGS, **(engine_kwargs or {})}
         self._engine: AsyncEngine | None = None
         self._engine_loop: asyncio.AbstractEventLoop | None = None
         self._drivers: weakref.WeakSet[Any] = weakref.WeakSet()
-        # The store's own connection (a pool connection kept checked out), its asyncpg
-        # driver, and whether an operation is running on it (one at a time).
-        self._own: Any = None
-        self._own_driver: Any = None
-        self._own_busy = False
+        # The store's own connections (pool connections kept checked out, up to OWN_MAX),
+        # each as (pool connection, asyncpg driver), and those of them that are idle.
+        self._owned: list[tuple[Any, Any]] = []
+        self._idle: list[tuple[Any, Any]] = []
 
     def _current_engine(self) -> AsyncEngine:
         loop = asyncio.get_running_loop()
@@ -219,12 +224,11 @@ class PostgresSessionStore:
                 sock.close()
                 transport._sock = None  # type: ignore[union-attr]
         self._drivers = weakref.WeakSet()
-        own, self._own, self._own_driver = self._own, None, None
-        if own is not None:
+        owned, self._owned, self._idle = self._owned, [], []
+        for own, _driver in owned:
             # Terminated above with the others; detached, so the pool forgets it without
             # a warning when it is garbage collected.
             own.detach()
-        self._own_busy = False
         engine.sync_engine.dispose(close=False)
 
     @asynccontextmanager
@@ -485,8 +489,9 @@ class PostgresSessionStore:
         return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
 
     async def _run_native(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
-        """Run ``work(driver)`` on an asyncpg driver directly: the store's own connection
-        when it is idle, else a pooled one; retried once on a fresh connection when the one
+        """Run ``work(driver)`` on an asyncpg driver directly: an idle one of the store's
+        own connections (one more is checked out while fewer than ``OWN_MAX``), else a
+        pooled one; retried once on a fresh connection when the one
         used turns out to be dead.
 
         The hot paths (append, load) skip SQLAlchemy's per-execute work, about a millisecond
@@ -496,25 +501,28 @@ class PostgresSessionStore:
         from sqlalchemy.util import greenlet_spawn
 
         engine = self._current_engine()
-        if not self._own_busy:
-            self._own_busy = True
+        entry = self._idle.pop() if self._idle else None
+        if entry is None and len(self._owned) < self.OWN_MAX:
+            entry = await self._open_own(engine)
+        if entry is not None:
+            own, own_driver = entry
             try:
-                own_driver: Any = self._own_driver
-                if own_driver is None:
-                    own_driver = await self._open_own(engine)
-                if own_driver is not None:
-                    try:
-                        return await work(own_driver)
-                    except _driver_errors() as exc:
-                        if not (own_driver.is_closed() or _is_disconnect(exc)):
-                            raise self._backend_error(exc) from exc
-                        # Dead (server restart, terminated backend): drop it, and run the
-                        # work once more on the pool's side below.
-                        own, self._own, self._own_driver = self._own, None, None
-                        if own is not None:
-                            await greenlet_spawn(own.invalidate, exc)
-            finally:
-                self._own_busy = False
+                result = await work(own_driver)
+            except _driver_errors() as exc:
+                if not (own_driver.is_closed() or _is_disconnect(exc)):
+                    self._idle_again(entry, engine)
+                    raise self._backend_error(exc) from exc
+                # Dead (server restart, terminated backend): drop it, and run the work once
+                # more on the pool's side below.
+                if entry in self._owned:
+                    self._owned.remove(entry)
+                await self._connections_lost(engine, own, exc)
+            except BaseException:
+                self._idle_again(entry, engine)
+                raise
+            else:
+                self._idle_again(entry, engine)
+                return result
 
         for attempt in (1, 2):
             try:
@@ -528,7 +536,7 @@ class PostgresSessionStore:
                     except _driver_errors() as exc:
                         if driver.is_closed() or _is_disconnect(exc):
                             # never hand a dead connection out again
-                            await greenlet_spawn(pooled.invalidate, exc)
+                            await self._connections_lost(engine, pooled, exc)
                         raise
                 finally:
                     # Back to the pool (its reset-on-return may talk to the server: greenlet).
@@ -538,31 +546,54 @@ class PostgresSessionStore:
                     raise self._backend_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    async def _open_own(self, engine: AsyncEngine) -> Any:
-        """Check the store's own connection out of the pool (kept until ``close``); None
-        when none can be had now (the pool's side then reports why)."""
+    async def _open_own(self, engine: AsyncEngine) -> tuple[Any, Any] | None:
+        """Check one more of the store's own connections out of the pool (kept until
+        ``close``), returned busy; None when none can be had now (the pool's side then
+        reports why)."""
         from sqlalchemy.util import greenlet_spawn
 
         try:
             own = await engine.raw_connection()
         except _driver_errors():
             return None
-        if self._engine is not engine:  # the store moved to another loop meanwhile
-            await greenlet_spawn(own.invalidate)
+        if self._engine is not engine or len(self._owned) >= self.OWN_MAX:
+            # The store moved to another loop meanwhile, or others were opened meanwhile.
+            await greenlet_spawn(own.invalidate if self._engine is not engine else own.close)
             return None
-        self._own, self._own_driver = own, own.driver_connection
-        return self._own_driver
+        entry = (own, own.driver_connection)
+        self._owned.append(entry)
+        return entry
+
+    async def _connections_lost(self, engine: AsyncEngine, dead: Any, exc: BaseException) -> None:
+        """A connection turned out dead: the server most likely dropped them all (restart,
+        terminated backends). Invalidate it and mark every older pooled one stale (the
+        pool reconnects those on checkout, as SQLAlchemy does on a disconnect), and drop
+        the idle own ones, so the retry does not meet another dead connection."""
+        from sqlalchemy.util import greenlet_spawn
+
+        idle, self._idle = self._idle, []
+        self._owned = [entry for entry in self._owned if entry not in idle]
+        await greenlet_spawn(engine.sync_engine.pool._invalidate, dead, exc)  # pyright: ignore[reportPrivateUsage]
+        for own, _driver in idle:
+            await greenlet_spawn(own.invalidate)
+
+    def _idle_again(self, entry: tuple[Any, Any], engine: AsyncEngine) -> None:
+        """An own connection's operation is over: idle again, unless the store dropped it
+        meanwhile (moved to another loop, closed)."""
+        if self._engine is engine and entry in self._owned:
+            self._idle.append(entry)
 
     async def close(self) -> None:
         engine, self._engine = self._engine, None
         if engine is None:
             return
         if self._engine_loop is asyncio.get_running_loop():
-            own, self._own, self._own_driver = self._own, None, None
-            if own is not None:
+            owned, self._owned, self._idle = self._owned, [], []
+            if owned:
                 from sqlalchemy.util import greenlet_spawn
 
-                await greenlet_spawn(own.close)  # back to the pool, which dispose closes
+                for own, _driver in owned:
+                    await greenlet_spawn(own.close)  # back to the pool, which dispose closes
             await engine.dispose()
         else:
             self._abandon(engine)
