@@ -318,6 +318,54 @@ async def test_postgres_going_away_raises_backend_error_and_recovers(
     await service.close()
 
 
+@pytest.mark.postgres
+async def test_postgres_concurrent_operations_share_the_stores_own_connections(
+    postgres_sessions_url: str,
+) -> None:
+    """Concurrent appends and reads run on the store's own connections (at most OWN_MAX,
+    the rest on pooled ones); when PostgreSQL drops them all (a restart), each operation
+    still succeeds on a fresh connection: the first dead one found marks all the older
+    ones stale, so the retry does not meet another dead one; close hands every connection
+    back."""
+    from sqlalchemy.engine import make_url
+
+    database = make_url(postgres_sessions_url).database
+    service = SqlSessionService(postgres_sessions_url)
+    store: Any = service._store
+    app = f"app_{uuid.uuid4().hex[:8]}"
+    sessions = [
+        await service.create_session(app_name=app, user_id="u", session_id=f"s{i}")
+        for i in range(3 * store.OWN_MAX)
+    ]
+
+    async def turn(session: Any, n: int) -> None:
+        await service.append_event(
+            session, Event(author="a", actions=EventActions(state_delta={"n": n}))
+        )
+        assert await service.get_session(app_name=app, user_id="u", session_id=session.id)
+
+    await asyncio.gather(*(turn(s, 1) for s in sessions))
+    assert 1 <= len(store._owned) <= store.OWN_MAX
+    assert len(store._idle) == len(store._owned)
+
+    await pg_admin(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        f"WHERE datname = '{database}' AND pid <> pg_backend_pid()"
+    )
+    for s in sessions:  # one at a time: each finds a dead own connection first
+        await turn(s, 2)
+    await asyncio.gather(*(turn(s, 3) for s in sessions))
+    for s in sessions:
+        stored = await service.get_session(app_name=app, user_id="u", session_id=s.id)
+        assert stored is not None
+        assert [e.actions.state_delta["n"] for e in stored.events] == [1, 2, 3]
+
+    engine = store._engine
+    await service.close()
+    assert store._owned == [] and store._idle == []
+    assert engine.sync_engine.pool.checkedout() == 0
+
+
 async def test_sqlite_locked_too_long_raises_backend_error(tmp_path: Path) -> None:
     """Contract (failures): when another process holds SQLite's write lock past
     busy_timeout, the append raises BackendError and stores nothing; it works afterwards."""

@@ -9,9 +9,9 @@ session queue on the row lock, so the order of the log is the commit order.
 
 SQLAlchemy owns the engine, the pool, migrations and the rarer operations (create, list,
 delete). The two hot paths, append and load, run their statements on an asyncpg driver
-directly (asyncpg's prepared statements, without SQLAlchemy's per-execute work): on the
-store's own connection, one it keeps checked out of the pool, whenever that is idle, else on
-a pooled one. Checking a connection out of the pool and back in (greenlet hops and a
+directly (asyncpg's prepared statements, without SQLAlchemy's per-execute work): on one of
+the store's own connections, a few it keeps checked out of the pool, whenever one is idle,
+else on a pooled one. Checking a connection out of the pool and back in (greenlet hops and a
 reset-on-return) cost more client CPU than the append itself. A connection found dead is
 invalidated and the operation, safe to repeat, runs once more on a fresh one.
 
@@ -100,19 +100,32 @@ LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
 WHERE s.app_name = :app AND s.user_id = :user AND s.id = :sid
 """
 
-# Newest first through the primary key, so a LIMIT stops early; the timestamp filter is a
-# separate statement so the planner never trades that order away.
-_EVENTS = """
-SELECT seq, id, event FROM events
-WHERE session_pk = :pk AND seq > :after AND seq <= :upto
-ORDER BY seq DESC LIMIT :limit
+# A load is ONE statement (one round trip, one snapshot): the session row with its states
+# (columns 0-5, as ``_SESSION_WITH_STATES``; the event columns NULL), then its events
+# (columns 6-8; the session columns NULL), newest first through the primary key, so a LIMIT
+# stops early. ``:upto`` NULL means up to the session's last_seq. No row: no such session.
+# The timestamp filter is a separate statement so the planner never trades that order away.
+_LOAD = """
+WITH s AS (
+    SELECT s.pk, s.state::text AS state, s.last_seq, s.update_time, a.state::text AS app_state,
+        u.state::text AS user_state
+    FROM sessions s
+    LEFT JOIN app_states a ON a.app_name = s.app_name
+    LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
+    WHERE s.app_name = :app AND s.user_id = :user AND s.id = :sid
+)
+SELECT pk, state, last_seq, update_time, app_state, user_state,
+    CAST(NULL AS INTEGER), CAST(NULL AS TEXT), CAST(NULL AS TEXT)
+FROM s
+UNION ALL (
+    SELECT NULL, NULL, NULL, NULL, NULL, NULL, e.seq, e.id, e.event
+    FROM s JOIN events e ON e.session_pk = s.pk
+    WHERE e.seq > :after AND e.seq <= COALESCE(CAST(:upto AS INTEGER), s.last_seq){time}
+    ORDER BY e.seq DESC LIMIT :limit
+)
 """
-
-_EVENTS_AFTER_TIME = """
-SELECT seq, id, event FROM events
-WHERE session_pk = :pk AND seq > :after AND seq <= :upto AND timestamp >= :after_ts
-ORDER BY seq DESC LIMIT :limit
-"""
+_LOAD_ALL = _LOAD.format(time="")
+_LOAD_AFTER_TIME = _LOAD.format(time=" AND e.timestamp >= :after_ts")
 
 # The app's sessions with their merged state; filters and paging are appended.
 _LIST_SESSIONS = """
@@ -154,17 +167,22 @@ class PostgresSessionStore:
     # lets busy servers reuse them; connections are still only opened when needed.
     DEFAULT_ENGINE_KWARGS: dict[str, Any] = {"pool_size": 20, "max_overflow": 10}
 
+    # How many pool connections the hot paths keep checked out for themselves: a checkout
+    # and check-in through the pool costs about 40 us of CPU, a sizeable part of a turn's
+    # store work, and a server running many turns at once needed the pool for most of them
+    # when the store kept one. The rest of the pool serves the other operations and bursts.
+    OWN_MAX = 8
+
     def __init__(self, url: str, *, engine_kwargs: dict[str, Any] | None = None) -> None:
         self._url = url
         self._engine_kwargs = {**self.DEFAULT_ENGINE_KWARGS, **(engine_kwargs or {})}
         self._engine: AsyncEngine | None = None
         self._engine_loop: asyncio.AbstractEventLoop | None = None
         self._drivers: weakref.WeakSet[Any] = weakref.WeakSet()
-        # The store's own connection (a pool connection kept checked out), its asyncpg
-        # driver, and whether an operation is running on it (one at a time).
-        self._own: Any = None
-        self._own_driver: Any = None
-        self._own_busy = False
+        # The store's own connections (pool connections kept checked out, up to OWN_MAX),
+        # each as (pool connection, asyncpg driver), and those of them that are idle.
+        self._owned: list[tuple[Any, Any]] = []
+        self._idle: list[tuple[Any, Any]] = []
 
     def _current_engine(self) -> AsyncEngine:
         loop = asyncio.get_running_loop()
@@ -206,12 +224,11 @@ class PostgresSessionStore:
                 sock.close()
                 transport._sock = None  # type: ignore[union-attr]
         self._drivers = weakref.WeakSet()
-        own, self._own, self._own_driver = self._own, None, None
-        if own is not None:
+        owned, self._owned, self._idle = self._owned, [], []
+        for own, _driver in owned:
             # Terminated above with the others; detached, so the pool forgets it without
             # a warning when it is garbage collected.
             own.detach()
-        self._own_busy = False
         engine.sync_engine.dispose(close=False)
 
     @asynccontextmanager
@@ -331,30 +348,47 @@ class PostgresSessionStore:
         num_recent: int | None,
         after_timestamp: float | None,
     ) -> LoadedSession | None:
-        async def work(driver: Any) -> LoadedSession | None:
-            row = await driver.fetchrow(_SESSION_WITH_STATES_NATIVE, app_name, user_id, session_id)
-            if row is None:
-                return None
-            last_seq = int(row[2])
-            upto = last_seq if upto_seq is None else upto_seq
+        async def work(driver: Any) -> Any:
             if after_timestamp is None:
-                rows = await driver.fetch(_EVENTS_NATIVE, row[0], after_seq or 0, upto, num_recent)
-            else:
-                rows = await driver.fetch(
-                    _EVENTS_AFTER_TIME_NATIVE,
-                    row[0],
+                return await driver.fetch(
+                    _LOAD_NATIVE,
+                    app_name,
+                    user_id,
+                    session_id,
                     after_seq or 0,
-                    upto,
-                    after_timestamp,
+                    upto_seq,
                     num_recent,
                 )
-            rows.reverse()
-            return LoadedSession(
-                state=merged_state(row, app_name, user_id, session_id),
-                last_seq=last_seq,
-                update_time=float(row[3]),
-                events=[StoredEvent(seq=r[0], event_id=r[1], event_json=r[2]) for r in rows],
+            return await driver.fetch(
+                _LOAD_AFTER_TIME_NATIVE,
+                app_name,
+                user_id,
+                session_id,
+                after_seq or 0,
+                upto_seq,
+                after_timestamp,
+                num_recent,
             )
+
+        rows = await self._run_native(work)
+        head: Any = None
+        events: list[StoredEvent] = []
+        for r in rows:
+            if r[6] is None:
+                head = r
+            else:
+                events.append(StoredEvent(seq=r[6], event_id=r[7], event_json=r[8]))
+        if head is None:
+            return None
+        # Newest first from the server (UNION ALL promises no order, so sort: linear on a
+        # run that is already descending).
+        events.sort(key=_seq_of)
+        return LoadedSession(
+            state=merged_state(head, app_name, user_id, session_id),
+            last_seq=int(head[2]),
+            update_time=float(head[3]),
+            events=events,
+        )
 
         return await self._run_native(work)
 
@@ -455,8 +489,9 @@ class PostgresSessionStore:
         return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
 
     async def _run_native(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
-        """Run ``work(driver)`` on an asyncpg driver directly: the store's own connection
-        when it is idle, else a pooled one; retried once on a fresh connection when the one
+        """Run ``work(driver)`` on an asyncpg driver directly: an idle one of the store's
+        own connections (one more is checked out while fewer than ``OWN_MAX``), else a
+        pooled one; retried once on a fresh connection when the one
         used turns out to be dead.
 
         The hot paths (append, load) skip SQLAlchemy's per-execute work, about a millisecond
@@ -466,25 +501,28 @@ class PostgresSessionStore:
         from sqlalchemy.util import greenlet_spawn
 
         engine = self._current_engine()
-        if not self._own_busy:
-            self._own_busy = True
+        entry = self._idle.pop() if self._idle else None
+        if entry is None and len(self._owned) < self.OWN_MAX:
+            entry = await self._open_own(engine)
+        if entry is not None:
+            own, own_driver = entry
             try:
-                own_driver: Any = self._own_driver
-                if own_driver is None:
-                    own_driver = await self._open_own(engine)
-                if own_driver is not None:
-                    try:
-                        return await work(own_driver)
-                    except _driver_errors() as exc:
-                        if not (own_driver.is_closed() or _is_disconnect(exc)):
-                            raise self._backend_error(exc) from exc
-                        # Dead (server restart, terminated backend): drop it, and run the
-                        # work once more on the pool's side below.
-                        own, self._own, self._own_driver = self._own, None, None
-                        if own is not None:
-                            await greenlet_spawn(own.invalidate, exc)
-            finally:
-                self._own_busy = False
+                result = await work(own_driver)
+            except _driver_errors() as exc:
+                if not (own_driver.is_closed() or _is_disconnect(exc)):
+                    self._idle_again(entry, engine)
+                    raise self._backend_error(exc) from exc
+                # Dead (server restart, terminated backend): drop it, and run the work once
+                # more on the pool's side below.
+                if entry in self._owned:
+                    self._owned.remove(entry)
+                await self._connections_lost(engine, own, exc)
+            except BaseException:
+                self._idle_again(entry, engine)
+                raise
+            else:
+                self._idle_again(entry, engine)
+                return result
 
         for attempt in (1, 2):
             try:
@@ -498,7 +536,7 @@ class PostgresSessionStore:
                     except _driver_errors() as exc:
                         if driver.is_closed() or _is_disconnect(exc):
                             # never hand a dead connection out again
-                            await greenlet_spawn(pooled.invalidate, exc)
+                            await self._connections_lost(engine, pooled, exc)
                         raise
                 finally:
                     # Back to the pool (its reset-on-return may talk to the server: greenlet).
@@ -508,31 +546,54 @@ class PostgresSessionStore:
                     raise self._backend_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    async def _open_own(self, engine: AsyncEngine) -> Any:
-        """Check the store's own connection out of the pool (kept until ``close``); None
-        when none can be had now (the pool's side then reports why)."""
+    async def _open_own(self, engine: AsyncEngine) -> tuple[Any, Any] | None:
+        """Check one more of the store's own connections out of the pool (kept until
+        ``close``), returned busy; None when none can be had now (the pool's side then
+        reports why)."""
         from sqlalchemy.util import greenlet_spawn
 
         try:
             own = await engine.raw_connection()
         except _driver_errors():
             return None
-        if self._engine is not engine:  # the store moved to another loop meanwhile
-            await greenlet_spawn(own.invalidate)
+        if self._engine is not engine or len(self._owned) >= self.OWN_MAX:
+            # The store moved to another loop meanwhile, or others were opened meanwhile.
+            await greenlet_spawn(own.invalidate if self._engine is not engine else own.close)
             return None
-        self._own, self._own_driver = own, own.driver_connection
-        return self._own_driver
+        entry = (own, own.driver_connection)
+        self._owned.append(entry)
+        return entry
+
+    async def _connections_lost(self, engine: AsyncEngine, dead: Any, exc: BaseException) -> None:
+        """A connection turned out dead: the server most likely dropped them all (restart,
+        terminated backends). Invalidate it and mark every older pooled one stale (the
+        pool reconnects those on checkout, as SQLAlchemy does on a disconnect), and drop
+        the idle own ones, so the retry does not meet another dead connection."""
+        from sqlalchemy.util import greenlet_spawn
+
+        idle, self._idle = self._idle, []
+        self._owned = [entry for entry in self._owned if entry not in idle]
+        await greenlet_spawn(engine.sync_engine.pool._invalidate, dead, exc)  # pyright: ignore[reportPrivateUsage]
+        for own, _driver in idle:
+            await greenlet_spawn(own.invalidate)
+
+    def _idle_again(self, entry: tuple[Any, Any], engine: AsyncEngine) -> None:
+        """An own connection's operation is over: idle again, unless the store dropped it
+        meanwhile (moved to another loop, closed)."""
+        if self._engine is engine and entry in self._owned:
+            self._idle.append(entry)
 
     async def close(self) -> None:
         engine, self._engine = self._engine, None
         if engine is None:
             return
         if self._engine_loop is asyncio.get_running_loop():
-            own, self._own, self._own_driver = self._own, None, None
-            if own is not None:
+            owned, self._owned, self._idle = self._owned, [], []
+            if owned:
                 from sqlalchemy.util import greenlet_spawn
 
-                await greenlet_spawn(own.close)  # back to the pool, which dispose closes
+                for own, _driver in owned:
+                    await greenlet_spawn(own.close)  # back to the pool, which dispose closes
             await engine.dispose()
         else:
             self._abandon(engine)
@@ -614,11 +675,23 @@ def _append_statements() -> dict[tuple[bool, bool], str]:
 
 
 _APPEND_NATIVE = _append_statements()
-# (app, user, sid), (pk, after, upto, limit) and (pk, after, upto, after_ts, limit): the
-# names appear in that order in each statement, so they become $1, $2, ... in that order.
-_SESSION_WITH_STATES_NATIVE = _native(_SESSION_WITH_STATES)[0]
-_EVENTS_NATIVE = _native(_EVENTS)[0]
-_EVENTS_AFTER_TIME_NATIVE = _native(_EVENTS_AFTER_TIME)[0]
+
+
+def _load_statement(sql: str, expected: list[str]) -> str:
+    native, names = _native(sql)
+    if names != expected:
+        raise AssertionError(f"load() passes its arguments out of order: {names}")
+    return native
+
+
+_LOAD_NATIVE = _load_statement(_LOAD_ALL, ["app", "user", "sid", "after", "upto", "limit"])
+_LOAD_AFTER_TIME_NATIVE = _load_statement(
+    _LOAD_AFTER_TIME, ["app", "user", "sid", "after", "upto", "after_ts", "limit"]
+)
+
+
+def _seq_of(event: StoredEvent) -> int:
+    return event.seq
 
 
 def _redacted(url: str) -> str:
