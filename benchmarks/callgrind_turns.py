@@ -26,6 +26,11 @@ figure leaves out the kernel's share of its writes and file checks.
 ``OpenAILlm`` (a fresh session per turn) and, as the floor, the openai SDK's ``post`` with the
 same body (what ``bench_local_llm.py`` calls ``sdk_post``), both over an ``httpx`` transport
 that answers a canned chat completion; Eventide's overhead is the difference per call.
+``--conversation T`` holds ``T`` turns in each session (the SDK's loop keeps the messages, as
+``bench_local_llm.py``'s does), so the history grows to ``2T`` contents; the figures are per
+call, averaged over the conversation's turns (``--measure`` counts conversations)::
+
+    .venv/bin/python -m benchmarks.callgrind_turns --scenario openai --conversation 20 --measure 2,6
 """
 
 from __future__ import annotations
@@ -148,7 +153,7 @@ _COMPLETION = {
 }
 
 
-async def _openai_turns(n: int, stack: str) -> None:
+async def _openai_turns(n: int, stack: str, conversation: int = 1) -> None:
     import httpx
     import openai
 
@@ -168,14 +173,20 @@ async def _openai_turns(n: int, stack: str) -> None:
     if stack == "sdk_post":
         sdk = client()
         for _ in range(WARMUP + n):
-            messages = [
-                {"role": "system", "content": instruction},
-                {"role": "user", "content": "Say hi."},
-            ]
-            body = {"model": "smollm2", "messages": messages, "max_tokens": 16, "temperature": 0}
-            data: Any = await sdk.post("/chat/completions", cast_to=object, body=body)
-            if not data["choices"][0]["message"]["content"]:
-                raise RuntimeError("no answer")
+            messages: list[dict[str, Any]] = [{"role": "system", "content": instruction}]
+            for _ in range(conversation):
+                messages.append({"role": "user", "content": "Say hi."})
+                body = {
+                    "model": "smollm2",
+                    "messages": messages,
+                    "max_tokens": 16,
+                    "temperature": 0,
+                }
+                data: Any = await sdk.post("/chat/completions", cast_to=object, body=body)
+                text = data["choices"][0]["message"]["content"]
+                if not text:
+                    raise RuntimeError("no answer")
+                messages.append({"role": "assistant", "content": text})
         await sdk.close()
         return
     from eventide import LlmAgent, types
@@ -197,11 +208,12 @@ async def _openai_turns(n: int, stack: str) -> None:
     runner = InMemoryRunner(agent, app_name="bench")
     for _ in range(WARMUP + n):
         session = await runner.session_service.create_session(app_name="bench", user_id="u")
-        async for event in runner.run_async(
-            user_id="u", session_id=session.id, new_message="Say hi."
-        ):
-            if event.error_code:
-                raise RuntimeError(event.error_message)
+        for _ in range(conversation):
+            async for event in runner.run_async(
+                user_id="u", session_id=session.id, new_message="Say hi."
+            ):
+                if event.error_code:
+                    raise RuntimeError(event.error_message)
     await runner.close()
     await model.close()
 
@@ -240,6 +252,9 @@ def main() -> None:
     parser.add_argument("--stack", choices=("eventide", "sdk_post"), default="eventide")
     parser.add_argument("--events", type=int, default=HISTORY_EVENTS, help="history: big size")
     parser.add_argument("--session", choices=("big", "small"), default="big", help="history")
+    parser.add_argument(
+        "--conversation", type=int, default=1, help="openai: turns per session (default 1)"
+    )
     parser.add_argument("--turns", type=int, help="run N turns (no valgrind)")
     parser.add_argument(
         "--measure", help="N1,N2: instructions per turn (default 50,250; 1,3 for state)"
@@ -249,7 +264,7 @@ def main() -> None:
         if args.scenario == "history":
             asyncio.run(_history_turns(args.turns, args.events, args.session))
         elif args.scenario == "openai":
-            asyncio.run(_openai_turns(args.turns, args.stack))
+            asyncio.run(_openai_turns(args.turns, args.stack, args.conversation))
         elif args.scenario == "state":
             asyncio.run(_state_turns(args.turns, args.backend))
         else:
@@ -265,10 +280,12 @@ def main() -> None:
         return
     if args.scenario == "openai":
         per_call: dict[str, float] = {}
+        turns = args.conversation
         for stack in ("sdk_post", "eventide"):
-            low = _instructions("openai", n1, ["--stack", stack])
-            high = _instructions("openai", n2, ["--stack", stack])
-            per_call[stack] = (high - low) / (n2 - n1)
+            extra = ["--stack", stack, "--conversation", str(turns)]
+            low = _instructions("openai", n1, extra)
+            high = _instructions("openai", n2, extra)
+            per_call[stack] = (high - low) / ((n2 - n1) * turns)
             print(f"openai, {stack}: {per_call[stack] / 1000:,.0f}k instructions per call")
         overhead = per_call["eventide"] - per_call["sdk_post"]
         print(f"openai: Eventide's overhead {overhead / 1000:,.0f}k instructions per call")

@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
+from eventide import types
 from eventide.errors import ConfigurationError
+from eventide.models._history import CallIdAssigner
+from eventide.models._openai_chat_format import _assistant_message, chat_messages
+from eventide.models.llm_request import LlmRequest
 from eventide.models.openai_llm import OpenAILlm
 from eventide.models.registry import LLMRegistry
 from tests.models.conftest import (
@@ -626,3 +630,39 @@ async def test_request_is_posted_as_built_with_extra_fields_on_top(
     assert body.get("stream", False) is stream
     assert ("stream_options" in body) is (stream and api == "chat_completions")
     assert server.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+_SINGLE_MODEL_PARTS = [
+    types.Part(text="Hi!"),
+    types.Part(text=""),
+    types.Part(text="thinking", thought=True),
+    types.Part(function_call=types.FunctionCall(name="f", args={"a": 1}, id="c1")),
+    types.Part(executable_code=types.ExecutableCode(code="print(1)", language="PYTHON")),
+    types.Part(code_execution_result=types.CodeExecutionResult(outcome="OUTCOME_OK", output="1")),
+]
+
+
+@pytest.mark.parametrize("part", _SINGLE_MODEL_PARTS, ids=lambda p: repr(p)[:40])
+def test_single_part_model_message_is_the_general_translation(part: types.Part) -> None:
+    """The shortcut for a model content of one text part gives what the general
+    translation (``_assistant_message``) gives, for every kind of single part."""
+    request = LlmRequest(model="m", contents=[types.Content(role="model", parts=[part])])
+    general = _assistant_message([part], CallIdAssigner())
+    assert chat_messages(request) == ([] if general is None else [general])
+
+
+def test_conversation_messages_are_the_sdk_loops_messages() -> None:
+    """A 20-turn text conversation is sent as the SDK's own loop keeps it."""
+    contents: list[types.Content] = []
+    expected: list[dict[str, Any]] = [{"role": "system", "content": "Answer briefly."}]
+    for turn in range(20):
+        contents.append(types.Content(role="user", parts=[types.Part(text=f"Say hi {turn}.")]))
+        contents.append(types.Content(role="model", parts=[types.Part(text=f"Hi {turn}!")]))
+        expected.append({"role": "user", "content": f"Say hi {turn}."})
+        expected.append({"role": "assistant", "content": f"Hi {turn}!"})
+    request = LlmRequest(
+        model="m",
+        contents=contents,
+        config=types.GenerateContentConfig(system_instruction="Answer briefly."),
+    )
+    assert chat_messages(request) == expected

@@ -113,6 +113,13 @@ def chat_messages(llm_request: LlmRequest) -> list[dict[str, Any]]:
     for content in llm_request.contents:
         parts = content.parts or []
         if content.role == "model":
+            if len(parts) == 1:
+                part = parts[0]
+                if part.text is not None and part.function_call is None and not part.thought:
+                    # The model's plain text answer, the other most common content: what
+                    # _assistant_message makes of it, without its lists and join.
+                    messages.append({"role": "assistant", "content": part.text})
+                    continue
             message = _assistant_message(parts, ids)
             if message is not None:
                 messages.append(message)
