@@ -173,6 +173,9 @@ class _Connection(sqlite3.Connection):
 
     identity: tuple[int, int] = (0, 0)
     wal_identity: tuple[int, int] | None = None
+    # The cursor appends run their statements on (one per connection, reused: making a
+    # cursor per append costs about a statement's worth of Python).
+    append_cursor: sqlite3.Cursor | None = None
 
 
 class _FileGoneError(Exception):
@@ -630,8 +633,13 @@ class SqliteSessionStore:
         return await self._run(self._append, request)
 
     def _append(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
-        # One cursor for the whole transaction: conn.execute makes a new one per statement.
-        cur = conn.cursor()
+        # One cursor for the whole transaction (conn.execute makes a new one per statement),
+        # kept on the connection for the next append.
+        cur = getattr(conn, "append_cursor", None)
+        if cur is None:
+            cur = conn.cursor()
+            if isinstance(conn, _Connection):
+                conn.append_cursor = cur
         cur.execute("BEGIN IMMEDIATE")
         try:
             outcome = self._append_locked(cur, r)
