@@ -179,12 +179,38 @@ def _peak_rss_mb(pid: int) -> float | None:
     return None
 
 
-def _cpu_seconds(pid: int) -> float | None:
+def _cpu_seconds(pid: int, *, kernel_only: bool = False) -> float | None:
+    """The process's CPU time (user + system; system alone with ``kernel_only``)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ticks = int(fields[12]) if kernel_only else int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_cpu_seconds() -> float | None:
+    """CPU time of every PostgreSQL server process on this machine (backends, WAL writer,
+    ...), those that exited included (the postmaster's reaped children); None when none
+    can be read (the database runs elsewhere, or its processes are hidden)."""
+    stats: dict[str, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            name, _, rest = stat.partition(" (")[2].rpartition(")")
+            if name == "postgres":
+                stats[entry.name] = rest.split()
+    if not stats:
+        return None
+    ticks = 0
+    for fields in stats.values():
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        if fields[1] not in stats:  # the postmaster: its exited children's time too
+            ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 # --- a small HTTP/1.1 client ---
@@ -380,6 +406,8 @@ async def _measure(servers: list[Server], conversations: int, turns: int) -> dic
     for offset in range(len(servers)):
         await _conversation(ports, -1 - offset, 2, Tally())
     cpu_before = [_cpu_seconds(s.pid) for s in servers]
+    sys_before = [_cpu_seconds(s.pid, kernel_only=True) for s in servers]
+    pg_cpu_before = _postgres_cpu_seconds()
     client_cpu_before = time.process_time()
     tally = Tally()
     started = time.perf_counter()
@@ -387,10 +415,16 @@ async def _measure(servers: list[Server], conversations: int, turns: int) -> dic
     wall = time.perf_counter() - started
     client_cpu = time.process_time() - client_cpu_before
     cpu_after = [_cpu_seconds(s.pid) for s in servers]
+    sys_after = [_cpu_seconds(s.pid, kernel_only=True) for s in servers]
+    pg_cpu_after = _postgres_cpu_seconds()
     ok = len(tally.latencies)
     server_cpu = sum(
         (after or 0.0) - (before or 0.0)
         for before, after in zip(cpu_before, cpu_after, strict=True)
+    )
+    server_sys = sum(
+        (after or 0.0) - (before or 0.0)
+        for before, after in zip(sys_before, sys_after, strict=True)
     )
     ms = 1000.0
     return {
@@ -415,7 +449,15 @@ async def _measure(servers: list[Server], conversations: int, turns: int) -> dic
         },
         "peak_rss_mb": [_peak_rss_mb(s.pid) for s in servers],
         "server_cpu_ms_per_turn": round(server_cpu * ms / ok, 2) if ok else None,
+        # The part of it spent in the kernel (system calls: sockets, epoll).
+        "server_kernel_cpu_ms_per_turn": round(server_sys * ms / ok, 2) if ok else None,
         "client_cpu_ms_per_turn": round(client_cpu * ms / ok, 2) if ok else None,
+        # All of PostgreSQL's processes (other users' work on the server included).
+        "postgres_cpu_ms_per_turn": (
+            round((pg_cpu_after - pg_cpu_before) * ms / ok, 2)
+            if ok and pg_cpu_before is not None and pg_cpu_after is not None
+            else None
+        ),
         "loadavg_1min": round(os.getloadavg()[0], 2),
     }
 
@@ -545,8 +587,9 @@ def render(results: dict[str, Any]) -> str:
         f"before, {meta['loadavg_after'][0]:.1f} after)",
         "",
         "| backend | server | processes | turns/s | p50 ms | p99 ms | errors | peak RSS MB "
-        "| server CPU ms/turn | Eventide/adk turns/s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| server CPU ms/turn | client CPU ms/turn | PostgreSQL CPU ms/turn "
+        "| Eventide/adk turns/s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     by_key = {(r["backend"], r["framework"]): r for r in results["runs"]}
     for run_ in results["runs"]:
@@ -557,12 +600,14 @@ def render(results: dict[str, Any]) -> str:
         other = by_key.get((run_["backend"], "adk"))
         if run_["framework"] == "eventide" and other and other.get("turns_per_s"):
             ratio = f"{run_['turns_per_s'] / other['turns_per_s']:.1f}x"
+        pg_cpu = run_.get("postgres_cpu_ms_per_turn") if run_["backend"] == "postgres" else "-"
         rss = " + ".join(f"{v:.0f}" for v in run_["peak_rss_mb"] if v is not None)
         lines.append(
             f"| {run_['backend']} | {run_['framework']} | {run_['processes']} | "
             f"{run_['turns_per_s']:,.1f} | {run_['latency_ms']['p50']:,.1f} | "
             f"{run_['latency_ms']['p99']:,.1f} | {run_['errors']} | {rss} | "
-            f"{run_['server_cpu_ms_per_turn']} | {ratio} |"
+            f"{run_['server_cpu_ms_per_turn']} | {run_.get('client_cpu_ms_per_turn')} | "
+            f"{pg_cpu} | {ratio} |"
         )
     for run_ in results["runs"]:
         for sample in run_.get("error_samples", [])[:3]:
