@@ -225,6 +225,109 @@ class _ClosedBeforeResponse(ConnectionError):
 _IDLE_REOPEN_S = 4.0
 
 
+class _Response(asyncio.Protocol):
+    """Reads HTTP/1.1 responses off one connection, parsing in ``data_received`` (no
+    coroutine per header line or chunk, as with ``asyncio.StreamReader``): a response is
+    one wake-up of the waiting task once it is complete."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future[tuple[int, bytes, float]] | None = None
+        self.first_byte = 0.0
+        self.closed = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.status = 0
+        self.length = -1  # Content-Length, once the head is read
+        self.chunked = False
+        self.head_done = False
+        self.pieces: list[bytes] = []
+        self.pos = 0  # where the next unread chunk starts in ``buffer``
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def expect(self) -> asyncio.Future[tuple[int, bytes, float]]:
+        """A future for the next response (status, whole body, when its first byte came)."""
+        self._reset()
+        self.buffer.clear()
+        self.first_byte = 0.0
+        self.waiter = asyncio.get_running_loop().create_future()
+        if self.closed:
+            self._fail()
+        return self.waiter
+
+    def data_received(self, data: bytes) -> None:
+        if not self.first_byte:
+            self.first_byte = time.perf_counter()
+        self.buffer += data
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            return
+        try:
+            body = self._parse()
+        except Exception as exc:  # a malformed answer fails the request, as a read would
+            waiter.set_exception(exc)
+            return
+        if body is not None:
+            waiter.set_result((self.status, body, self.first_byte))
+
+    def _parse(self) -> bytes | None:
+        """The body once the response is complete, else None (more data needed)."""
+        buffer = self.buffer
+        if not self.head_done:
+            end = buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return None
+            lines = bytes(buffer[:end]).split(b"\r\n")
+            self.status = int(lines[0].split(b" ", 2)[1])
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                name = name.strip().lower()
+                if name == b"content-length":
+                    self.length = int(value)
+                elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                    self.chunked = True
+            self.head_done = True
+            self.pos = end + 4
+        if self.chunked:
+            while True:
+                line_end = buffer.find(b"\r\n", self.pos)
+                if line_end < 0:
+                    return None
+                size = int(bytes(buffer[self.pos : line_end]).split(b";")[0], 16)
+                start = line_end + 2
+                if len(buffer) < start + size + 2:
+                    return None
+                self.pos = start + size + 2
+                if size == 0:
+                    return b"".join(self.pieces)
+                self.pieces.append(bytes(buffer[start : start + size]))
+        if self.length >= 0:
+            if len(buffer) - self.pos < self.length:
+                return None
+            return bytes(buffer[self.pos : self.pos + self.length])
+        return None  # read to the end of the connection: see connection_lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._fail(exc)
+
+    def _fail(self, exc: Exception | None = None) -> None:
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            return
+        if not self.buffer:
+            waiter.set_exception(_ClosedBeforeResponse(str(exc or "closed")))
+        elif self.head_done and self.length < 0 and not self.chunked:
+            waiter.set_result((self.status, bytes(self.buffer[self.pos :]), self.first_byte))
+        else:
+            waiter.set_exception(asyncio.IncompleteReadError(bytes(self.buffer), None))
+
+
 class Connection:
     """One keep-alive HTTP/1.1 connection to 127.0.0.1 (Content-Length or chunked bodies).
 
@@ -232,27 +335,27 @@ class Connection:
     server closes only connections with no request in flight, so nothing ran twice.
     """
 
-    def __init__(
-        self, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    def __init__(self, port: int, transport: asyncio.Transport, protocol: _Response) -> None:
         self.port = port
-        self.reader = reader
-        self.writer = writer
+        self.transport = transport
+        self.protocol = protocol
         self.last_used = time.monotonic()
         self.reopened = 0
 
     @classmethod
     async def open(cls, port: int) -> Connection:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
-        return cls(port, reader, writer)
+        transport, protocol = await asyncio.get_running_loop().create_connection(
+            _Response, "127.0.0.1", port
+        )
+        return cls(port, transport, protocol)
 
     def close(self) -> None:
-        self.writer.close()
+        self.transport.close()
 
     async def reopen(self) -> None:
         self.close()
-        self.reader, self.writer = await asyncio.open_connection(
-            "127.0.0.1", self.port, limit=1 << 20
+        self.transport, self.protocol = await asyncio.get_running_loop().create_connection(
+            _Response, "127.0.0.1", self.port
         )
         self.reopened += 1
 
@@ -274,41 +377,10 @@ class Connection:
         head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         if body is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        try:
-            self.writer.write(head.encode() + b"\r\n" + (body or b""))
-            status_line = await self.reader.readuntil(b"\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                raise
-            raise _ClosedBeforeResponse("closed before the status line") from exc
-        except ConnectionResetError as exc:
-            raise _ClosedBeforeResponse(str(exc)) from exc
-        first_byte = time.perf_counter()
-        status = int(status_line.split(b" ", 2)[1])
-        length = -1
-        chunked = False
-        while True:
-            line = await self.reader.readuntil(b"\r\n")
-            if line == b"\r\n":
-                break
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                length = int(value)
-            elif name == b"transfer-encoding" and b"chunked" in value.lower():
-                chunked = True
-        if chunked:
-            pieces = []
-            while True:
-                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
-                data = await self.reader.readexactly(size + 2)
-                if size == 0:
-                    break
-                pieces.append(data[:-2])
-            return status, b"".join(pieces), first_byte
-        if length >= 0:
-            return status, await self.reader.readexactly(length), first_byte
-        return status, await self.reader.read(), first_byte
+        answer = self.protocol.expect()
+        if not self.protocol.closed:
+            self.transport.write(head.encode() + b"\r\n" + (body or b""))
+        return await answer
 
 
 # --- the load ---
@@ -325,11 +397,11 @@ class Tally:
 def _check_stream(body: bytes) -> str | None:
     """None when the SSE body is 10 partial chunks then the final answer; else what is wrong."""
     frames = [f for f in body.split(b"\n\n") if f.strip()]
-    events = []
     for frame in frames:
         if not frame.startswith(b"data:"):
             return f"not an SSE data frame: {frame[:80]!r}"
-        events.append(json.loads(frame[5:]))
+    # One parse for all the frames (each must be one JSON value: the count is checked).
+    events: list[Any] = json.loads(b"[" + b",".join([f[5:] for f in frames]) + b"]")
     final = events[-1] if events else {}
     if "errorCode" in final or "error_code" in final or "error" in final:
         return f"error frame: {json.dumps(final)[:200]}"
