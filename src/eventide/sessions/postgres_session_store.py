@@ -136,6 +136,23 @@ LEFT JOIN app_states a ON a.app_name = s.app_name
 LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
 WHERE s.app_name = :app"""
 
+# A session created without app: or user: keys (the usual case) is ONE statement: the
+# insert and the app's and user's state to merge with it. (With such keys the merges must
+# be visible to the read, which a data-modifying CTE's are not: separate statements then.)
+_CREATE = """
+WITH ins AS (
+    INSERT INTO sessions (app_name, user_id, id, state, last_seq, create_time, update_time,
+                          initial_state)
+    VALUES (:app, :user, :sid, CAST(:state AS jsonb), 0, :now, :now, CAST(:initial AS jsonb))
+    ON CONFLICT DO NOTHING
+    RETURNING pk, state
+)
+SELECT ins.pk, ins.state::text, NULL, NULL, a.state::text, u.state::text
+FROM ins
+LEFT JOIN app_states a ON a.app_name = :app
+LEFT JOIN user_states u ON u.app_name = :app AND u.user_id = :user
+"""
+
 _MERGE_APP = """
 INSERT INTO app_states (app_name, state, update_time) VALUES (:app, CAST(:delta AS jsonb), :now)
 ON CONFLICT (app_name) DO UPDATE
@@ -308,6 +325,22 @@ class PostgresSessionStore:
         now: float,
     ) -> dict[str, Any] | None:
         session_state, app_delta, user_delta = deltas
+        if not app_delta and not user_delta:
+            args = (
+                app_name,
+                user_id,
+                session_id,
+                dumps_json(session_state),
+                now,
+                dumps_json(initial_state(deltas)),
+            )
+
+            async def insert(driver: Any) -> Any:
+                return await driver.fetchrow(_CREATE_NATIVE, *args)
+
+            # Not repeated after a lost connection (see below).
+            row = await self._run_native(insert, retry=False)
+            return None if row is None else merged_state(row, app_name, user_id, session_id)
 
         async def work(conn: AsyncConnection) -> dict[str, Any] | None:
             pk = (
@@ -502,7 +535,7 @@ class PostgresSessionStore:
             return AppendOutcome(status="stale", seq=int(before), before=int(before))
         return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
 
-    async def _run_native(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
+    async def _run_native(self, work: Callable[[Any], Awaitable[_T]], *, retry: bool = True) -> _T:
         """Run ``work(driver)`` on an asyncpg driver directly: an idle one of the store's
         own connections (one more is checked out while fewer than the limit, else the
         operation waits for one), or a pooled one when none can be had; retried once on a
@@ -510,7 +543,8 @@ class PostgresSessionStore:
 
         The hot paths (append, load) skip SQLAlchemy's per-execute work, about a millisecond
         of CPU here, and use asyncpg's prepared statements. No SQLAlchemy transaction is
-        open, so each statement commits on its own; ``work`` must be safe to repeat.
+        open, so each statement commits on its own; ``work`` must be safe to repeat, or
+        ``retry`` False (a dead connection then raises ``BackendError``).
         """
         from sqlalchemy.util import greenlet_spawn
 
@@ -531,6 +565,8 @@ class PostgresSessionStore:
                 if entry in self._owned:
                     self._owned.remove(entry)
                 await self._connections_lost(engine, own, exc)
+                if not retry:
+                    raise self._backend_error(exc) from exc
             except BaseException:
                 self._idle_again(entry, engine)
                 raise
@@ -556,7 +592,7 @@ class PostgresSessionStore:
                     # Back to the pool (its reset-on-return may talk to the server: greenlet).
                     await greenlet_spawn(pooled.close)
             except _driver_errors() as exc:
-                if attempt == 2 or not _is_disconnect(exc):
+                if attempt == 2 or not retry or not _is_disconnect(exc):
                     raise self._backend_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
@@ -741,10 +777,11 @@ _APPEND_NATIVE = _append_statements()
 def _load_statement(sql: str, expected: list[str]) -> str:
     native, names = _native(sql)
     if names != expected:
-        raise AssertionError(f"load() passes its arguments out of order: {names}")
+        raise AssertionError(f"arguments passed out of order: {names}")
     return native
 
 
+_CREATE_NATIVE = _load_statement(_CREATE, ["app", "user", "sid", "state", "now", "initial"])
 _LOAD_NATIVE = _load_statement(_LOAD_ALL, ["app", "user", "sid", "after", "upto", "limit"])
 _LOAD_AFTER_TIME_NATIVE = _load_statement(
     _LOAD_AFTER_TIME, ["app", "user", "sid", "after", "upto", "after_ts", "limit"]
