@@ -29,7 +29,7 @@ import re
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from eventide._sql_migrations import migrate_postgres
 from eventide.errors import BackendError
@@ -231,8 +231,10 @@ class PostgresSessionStore:
 
         event.listen(engine.sync_engine, "connect", remember)
         self._engine, self._engine_loop = engine, loop
+        # A QueuePool's pool_size (other pools have no size: the class's limit then).
         size = getattr(engine.sync_engine.pool, "size", None)
-        self._own_limit = min(self.OWN_MAX, max(1, size())) if callable(size) else self.OWN_MAX
+        pool_size = int(cast("int", size())) if callable(size) else self.OWN_MAX
+        self._own_limit = min(self.OWN_MAX, max(1, pool_size))
         return engine
 
     def _abandon(self, engine: AsyncEngine) -> None:
