@@ -179,12 +179,38 @@ def _peak_rss_mb(pid: int) -> float | None:
     return None
 
 
-def _cpu_seconds(pid: int) -> float | None:
+def _cpu_seconds(pid: int, *, kernel_only: bool = False) -> float | None:
+    """The process's CPU time (user + system; system alone with ``kernel_only``)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ticks = int(fields[12]) if kernel_only else int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_cpu_seconds() -> float | None:
+    """CPU time of every PostgreSQL server process on this machine (backends, WAL writer,
+    ...), those that exited included (the postmaster's reaped children); None when none
+    can be read (the database runs elsewhere, or its processes are hidden)."""
+    stats: dict[str, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            name, _, rest = stat.partition(" (")[2].rpartition(")")
+            if name == "postgres":
+                stats[entry.name] = rest.split()
+    if not stats:
+        return None
+    ticks = 0
+    for fields in stats.values():
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        if fields[1] not in stats:  # the postmaster: its exited children's time too
+            ticks += int(fields[13]) + int(fields[14])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 # --- a small HTTP/1.1 client ---
@@ -199,6 +225,109 @@ class _ClosedBeforeResponse(ConnectionError):
 _IDLE_REOPEN_S = 4.0
 
 
+class _Response(asyncio.Protocol):
+    """Reads HTTP/1.1 responses off one connection, parsing in ``data_received`` (no
+    coroutine per header line or chunk, as with ``asyncio.StreamReader``): a response is
+    one wake-up of the waiting task once it is complete."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future[tuple[int, bytes, float]] | None = None
+        self.first_byte = 0.0
+        self.closed = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.status = 0
+        self.length = -1  # Content-Length, once the head is read
+        self.chunked = False
+        self.head_done = False
+        self.pieces: list[bytes] = []
+        self.pos = 0  # where the next unread chunk starts in ``buffer``
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def expect(self) -> asyncio.Future[tuple[int, bytes, float]]:
+        """A future for the next response (status, whole body, when its first byte came)."""
+        self._reset()
+        self.buffer.clear()
+        self.first_byte = 0.0
+        self.waiter = asyncio.get_running_loop().create_future()
+        if self.closed:
+            self._fail()
+        return self.waiter
+
+    def data_received(self, data: bytes) -> None:
+        if not self.first_byte:
+            self.first_byte = time.perf_counter()
+        self.buffer += data
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            return
+        try:
+            body = self._parse()
+        except Exception as exc:  # a malformed answer fails the request, as a read would
+            waiter.set_exception(exc)
+            return
+        if body is not None:
+            waiter.set_result((self.status, body, self.first_byte))
+
+    def _parse(self) -> bytes | None:
+        """The body once the response is complete, else None (more data needed)."""
+        buffer = self.buffer
+        if not self.head_done:
+            end = buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return None
+            lines = bytes(buffer[:end]).split(b"\r\n")
+            self.status = int(lines[0].split(b" ", 2)[1])
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                name = name.strip().lower()
+                if name == b"content-length":
+                    self.length = int(value)
+                elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                    self.chunked = True
+            self.head_done = True
+            self.pos = end + 4
+        if self.chunked:
+            while True:
+                line_end = buffer.find(b"\r\n", self.pos)
+                if line_end < 0:
+                    return None
+                size = int(bytes(buffer[self.pos : line_end]).split(b";")[0], 16)
+                start = line_end + 2
+                if len(buffer) < start + size + 2:
+                    return None
+                self.pos = start + size + 2
+                if size == 0:
+                    return b"".join(self.pieces)
+                self.pieces.append(bytes(buffer[start : start + size]))
+        if self.length >= 0:
+            if len(buffer) - self.pos < self.length:
+                return None
+            return bytes(buffer[self.pos : self.pos + self.length])
+        return None  # read to the end of the connection: see connection_lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._fail(exc)
+
+    def _fail(self, exc: Exception | None = None) -> None:
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            return
+        if not self.buffer:
+            waiter.set_exception(_ClosedBeforeResponse(str(exc or "closed")))
+        elif self.head_done and self.length < 0 and not self.chunked:
+            waiter.set_result((self.status, bytes(self.buffer[self.pos :]), self.first_byte))
+        else:
+            waiter.set_exception(asyncio.IncompleteReadError(bytes(self.buffer), None))
+
+
 class Connection:
     """One keep-alive HTTP/1.1 connection to 127.0.0.1 (Content-Length or chunked bodies).
 
@@ -206,27 +335,27 @@ class Connection:
     server closes only connections with no request in flight, so nothing ran twice.
     """
 
-    def __init__(
-        self, port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    def __init__(self, port: int, transport: asyncio.Transport, protocol: _Response) -> None:
         self.port = port
-        self.reader = reader
-        self.writer = writer
+        self.transport = transport
+        self.protocol = protocol
         self.last_used = time.monotonic()
         self.reopened = 0
 
     @classmethod
     async def open(cls, port: int) -> Connection:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 20)
-        return cls(port, reader, writer)
+        transport, protocol = await asyncio.get_running_loop().create_connection(
+            _Response, "127.0.0.1", port
+        )
+        return cls(port, transport, protocol)
 
     def close(self) -> None:
-        self.writer.close()
+        self.transport.close()
 
     async def reopen(self) -> None:
         self.close()
-        self.reader, self.writer = await asyncio.open_connection(
-            "127.0.0.1", self.port, limit=1 << 20
+        self.transport, self.protocol = await asyncio.get_running_loop().create_connection(
+            _Response, "127.0.0.1", self.port
         )
         self.reopened += 1
 
@@ -248,41 +377,10 @@ class Connection:
         head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         if body is not None:
             head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        try:
-            self.writer.write(head.encode() + b"\r\n" + (body or b""))
-            status_line = await self.reader.readuntil(b"\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                raise
-            raise _ClosedBeforeResponse("closed before the status line") from exc
-        except ConnectionResetError as exc:
-            raise _ClosedBeforeResponse(str(exc)) from exc
-        first_byte = time.perf_counter()
-        status = int(status_line.split(b" ", 2)[1])
-        length = -1
-        chunked = False
-        while True:
-            line = await self.reader.readuntil(b"\r\n")
-            if line == b"\r\n":
-                break
-            name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                length = int(value)
-            elif name == b"transfer-encoding" and b"chunked" in value.lower():
-                chunked = True
-        if chunked:
-            pieces = []
-            while True:
-                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
-                data = await self.reader.readexactly(size + 2)
-                if size == 0:
-                    break
-                pieces.append(data[:-2])
-            return status, b"".join(pieces), first_byte
-        if length >= 0:
-            return status, await self.reader.readexactly(length), first_byte
-        return status, await self.reader.read(), first_byte
+        answer = self.protocol.expect()
+        if not self.protocol.closed:
+            self.transport.write(head.encode() + b"\r\n" + (body or b""))
+        return await answer
 
 
 # --- the load ---
@@ -299,11 +397,11 @@ class Tally:
 def _check_stream(body: bytes) -> str | None:
     """None when the SSE body is 10 partial chunks then the final answer; else what is wrong."""
     frames = [f for f in body.split(b"\n\n") if f.strip()]
-    events = []
     for frame in frames:
         if not frame.startswith(b"data:"):
             return f"not an SSE data frame: {frame[:80]!r}"
-        events.append(json.loads(frame[5:]))
+    # One parse for all the frames (each must be one JSON value: the count is checked).
+    events: list[Any] = json.loads(b"[" + b",".join([f[5:] for f in frames]) + b"]")
     final = events[-1] if events else {}
     if "errorCode" in final or "error_code" in final or "error" in final:
         return f"error frame: {json.dumps(final)[:200]}"
@@ -380,6 +478,8 @@ async def _measure(servers: list[Server], conversations: int, turns: int) -> dic
     for offset in range(len(servers)):
         await _conversation(ports, -1 - offset, 2, Tally())
     cpu_before = [_cpu_seconds(s.pid) for s in servers]
+    sys_before = [_cpu_seconds(s.pid, kernel_only=True) for s in servers]
+    pg_cpu_before = _postgres_cpu_seconds()
     client_cpu_before = time.process_time()
     tally = Tally()
     started = time.perf_counter()
@@ -387,10 +487,16 @@ async def _measure(servers: list[Server], conversations: int, turns: int) -> dic
     wall = time.perf_counter() - started
     client_cpu = time.process_time() - client_cpu_before
     cpu_after = [_cpu_seconds(s.pid) for s in servers]
+    sys_after = [_cpu_seconds(s.pid, kernel_only=True) for s in servers]
+    pg_cpu_after = _postgres_cpu_seconds()
     ok = len(tally.latencies)
     server_cpu = sum(
         (after or 0.0) - (before or 0.0)
         for before, after in zip(cpu_before, cpu_after, strict=True)
+    )
+    server_sys = sum(
+        (after or 0.0) - (before or 0.0)
+        for before, after in zip(sys_before, sys_after, strict=True)
     )
     ms = 1000.0
     return {
@@ -415,7 +521,15 @@ async def _measure(servers: list[Server], conversations: int, turns: int) -> dic
         },
         "peak_rss_mb": [_peak_rss_mb(s.pid) for s in servers],
         "server_cpu_ms_per_turn": round(server_cpu * ms / ok, 2) if ok else None,
+        # The part of it spent in the kernel (system calls: sockets, epoll).
+        "server_kernel_cpu_ms_per_turn": round(server_sys * ms / ok, 2) if ok else None,
         "client_cpu_ms_per_turn": round(client_cpu * ms / ok, 2) if ok else None,
+        # All of PostgreSQL's processes (other users' work on the server included).
+        "postgres_cpu_ms_per_turn": (
+            round((pg_cpu_after - pg_cpu_before) * ms / ok, 2)
+            if ok and pg_cpu_before is not None and pg_cpu_after is not None
+            else None
+        ),
         "loadavg_1min": round(os.getloadavg()[0], 2),
     }
 
@@ -545,8 +659,9 @@ def render(results: dict[str, Any]) -> str:
         f"before, {meta['loadavg_after'][0]:.1f} after)",
         "",
         "| backend | server | processes | turns/s | p50 ms | p99 ms | errors | peak RSS MB "
-        "| server CPU ms/turn | Eventide/adk turns/s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| server CPU ms/turn | client CPU ms/turn | PostgreSQL CPU ms/turn "
+        "| Eventide/adk turns/s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     by_key = {(r["backend"], r["framework"]): r for r in results["runs"]}
     for run_ in results["runs"]:
@@ -557,12 +672,14 @@ def render(results: dict[str, Any]) -> str:
         other = by_key.get((run_["backend"], "adk"))
         if run_["framework"] == "eventide" and other and other.get("turns_per_s"):
             ratio = f"{run_['turns_per_s'] / other['turns_per_s']:.1f}x"
+        pg_cpu = run_.get("postgres_cpu_ms_per_turn") if run_["backend"] == "postgres" else "-"
         rss = " + ".join(f"{v:.0f}" for v in run_["peak_rss_mb"] if v is not None)
         lines.append(
             f"| {run_['backend']} | {run_['framework']} | {run_['processes']} | "
             f"{run_['turns_per_s']:,.1f} | {run_['latency_ms']['p50']:,.1f} | "
             f"{run_['latency_ms']['p99']:,.1f} | {run_['errors']} | {rss} | "
-            f"{run_['server_cpu_ms_per_turn']} | {ratio} |"
+            f"{run_['server_cpu_ms_per_turn']} | {run_.get('client_cpu_ms_per_turn')} | "
+            f"{pg_cpu} | {ratio} |"
         )
     for run_ in results["runs"]:
         for sample in run_.get("error_samples", [])[:3]:

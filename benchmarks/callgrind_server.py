@@ -12,6 +12,12 @@ the total, as in ``bench_server_vs_adk.py``::
 
 ``--route run_sse --streaming`` is the benchmark's turn (ten partial chunks, then the answer);
 ``--keep`` saves the callgrind output for ``callgrind_annotate``.
+
+``--postgres`` measures ``bench_server_vs_adk.py``'s PostgreSQL case: a private database on
+``EVENTIDE_PG_URL``'s server (dropped afterwards) and two server processes, the measured one
+under callgrind and a second one running normally; each conversation's turns alternate
+between them, so every turn reads a session the other process wrote. Instructions per turn
+are the measured process's total over the turns it served (half of them).
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from benchmarks.bench_server_vs_adk import (
     Connection,
     _apps_dir,
     _check_stream,
+    _create_database,
+    _drop_database,
     _free_port,
     turn_body,
 )
@@ -42,31 +50,41 @@ from benchmarks.bench_server_vs_adk import (
 # --- the load ---
 
 
-async def _conversation(port: int, index: int, turns: int, route: str, streaming: bool) -> int:
+async def _conversation(
+    ports: list[int], index: int, turns: int, route: str, streaming: bool
+) -> int:
+    """One conversation; its turns alternate between ``ports`` (the session is created on
+    the second one, if any); the number of turns the first port served."""
     user = f"user{index}"
-    conn = await Connection.open(port)
+    conns = [await Connection.open(port) for port in ports]
     done = 0
     try:
-        status, body, _ = await conn.request("POST", f"/apps/{APP}/users/{user}/sessions", b"{}")
+        status, body, _ = await conns[-1].request(
+            "POST", f"/apps/{APP}/users/{user}/sessions", b"{}"
+        )
         if status != 200:
             raise RuntimeError(f"create session: HTTP {status} {body[:200]!r}")
         session_id = json.loads(body)["id"]
         for turn in range(turns):
             request = turn_body(user, session_id, turn, streaming=streaming)
+            conn = conns[turn % len(conns)]
             status, body, _ = await conn.request("POST", f"/{route}", request)
             if status != 200:
                 raise RuntimeError(f"turn {turn}: HTTP {status} {body[:200]!r}")
             if route == "run_sse" and streaming and (problem := _check_stream(body)):
                 raise RuntimeError(f"turn {turn}: {problem}")
-            done += 1
+            done += conn is conns[0]
     finally:
-        conn.close()
+        for conn in conns:
+            conn.close()
     return done
 
 
-async def _load(port: int, conversations: int, turns: int, route: str, streaming: bool) -> int:
+async def _load(
+    ports: list[int], conversations: int, turns: int, route: str, streaming: bool
+) -> int:
     counts = await asyncio.gather(
-        *(_conversation(port, i, turns, route, streaming) for i in range(conversations))
+        *(_conversation(ports, i, turns, route, streaming) for i in range(conversations))
     )
     return sum(counts)
 
@@ -120,6 +138,31 @@ def _total(dump: Path) -> int:
 
 
 def measure(args: argparse.Namespace) -> dict[str, object]:
+    database: tuple[str, str] | None = None
+    session_db = "memory:"
+    if args.postgres:
+        admin, name, session_db = asyncio.run(_create_database())
+        database = (admin, name)
+    try:
+        return _measure(args, session_db)
+    finally:
+        if database is not None:
+            asyncio.run(_drop_database(*database))
+
+
+def _start_plain(
+    apps: Path, session_db: str, env: dict[str, str], log: Path
+) -> tuple[subprocess.Popen[bytes], int]:
+    """The second server process (PostgreSQL only), not under callgrind."""
+    port = _free_port()
+    command = [sys.executable, "-m", "eventide.cli", "api-server", str(apps), "--port", str(port)]
+    command += ["--session-db", session_db, "--log-level", "warning"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, cwd=apps, env=env, stdout=out, stderr=subprocess.STDOUT)
+    return proc, port
+
+
+def _measure(args: argparse.Namespace, session_db: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="eventide-cg-server-") as tmp:
         folder = Path(tmp)
         apps = _apps_dir(folder)
@@ -137,7 +180,7 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
             "--port",
             str(port),
             "--session-db",
-            "memory:",
+            session_db,
             "--log-level",
             "warning",
         ]
@@ -149,26 +192,36 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
         }
         log = (folder / "server.log").open("wb")
         proc = subprocess.Popen(command, cwd=apps, env=env, stdout=log, stderr=subprocess.STDOUT)
+        others: list[subprocess.Popen[bytes]] = []
         try:
             asyncio.run(_wait_healthy(port, proc, 600))
-            asyncio.run(_load(port, args.conversations, 2, args.route, args.streaming))
+            ports = [port]
+            if args.postgres:  # started once the first has created the tables
+                other, other_port = _start_plain(apps, session_db, env, folder / "other.log")
+                others.append(other)
+                asyncio.run(_wait_healthy(other_port, other, 120))
+                ports.append(other_port)
+            asyncio.run(_load(ports, args.conversations, 2, args.route, args.streaming))
             _control(proc.pid, "-z", port)
             turns = asyncio.run(
-                _load(port, args.conversations, args.turns, args.route, args.streaming)
+                _load(ports, args.conversations, args.turns, args.route, args.streaming)
             )
             _control(proc.pid, "-d", port)
             total = _total(_last_dump(folder, stem))
         finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            for server in [proc, *others]:
+                server.send_signal(signal.SIGINT)
+            for server in [proc, *others]:
+                try:
+                    server.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
             log.close()
         if args.keep:
             shutil.copy(_last_dump(folder, stem), args.keep)
     return {
+        "session_db": "postgresql, 2 processes" if args.postgres else "memory",
         "route": args.route,
         "streaming": args.streaming,
         "conversations": args.conversations,
@@ -186,6 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=50)
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--keep", help="copy the measured callgrind output here")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="two processes on one PostgreSQL database (EVENTIDE_PG_URL), as the benchmark",
+    )
     args = parser.parse_args(argv)
     result = measure(args)
     print(json.dumps(result))

@@ -196,3 +196,42 @@ def test_other_methods_and_paths_are_fastapis(
     assert http.get("/run").status_code == 405
     assert http.post("/run/", json={}).status_code in (307, 404, 405)
     assert spied[1].reached == ["/run"]
+
+
+@pytest.mark.parametrize("kind", ["class", "status", "plain function"])
+@pytest.mark.parametrize("path", ["/run", "/run_sse"])
+def test_the_apps_own_exception_handlers_answer_the_fast_paths_errors(path: str, kind: str) -> None:
+    """A handler registered on the app for HTTPException (by class or by status code, async
+    or a plain function) answers a turn's 404 on the fast path as on FastAPI's route."""
+    from fastapi import Request
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    api = create_app(apps=fixture_apps())
+
+    async def mine(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        return JSONResponse({"mine": exc.detail}, exc.status_code, headers={"x-mine": kind})
+
+    def plain(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        return JSONResponse({"plain": exc.detail}, 404, headers={"x-mine": kind})
+
+    if kind == "class":
+        api.add_exception_handler(StarletteHTTPException, mine)
+    elif kind == "status":
+        api.add_exception_handler(404, mine)
+    else:
+        api.add_exception_handler(404, plain)
+
+    with ThreadedServer(api) as server, httpx.Client(base_url=server.url, timeout=30) as http:
+        known = _turn(http, "echo")
+        for body in ({**known, "appName": "nope"}, {**known, "sessionId": "missing"}):
+            slow = _post(http, path, body, FASTAPI)
+            fast = _post(http, path, body, FAST)
+            assert (slow.status_code, slow.headers["x-mine"]) == (404, kind)
+            assert (fast.status_code, _headers(fast), fast.content) == (
+                slow.status_code,
+                _headers(slow),
+                slow.content,
+            )

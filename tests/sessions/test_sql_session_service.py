@@ -366,6 +366,59 @@ async def test_postgres_concurrent_operations_share_the_stores_own_connections(
     assert engine.sync_engine.pool.checkedout() == 0
 
 
+@pytest.mark.postgres
+async def test_postgres_operations_wait_for_an_own_connection_rather_than_the_pool(
+    postgres_sessions_url: str,
+) -> None:
+    """Once the store's own connections are all open, more concurrent appends and reads
+    wait for one of them instead of checking connections out of the pool; a waiting
+    operation that is cancelled leaves nothing behind (no waiter, no connection lost)."""
+    from sqlalchemy import event
+
+    service = SqlSessionService(postgres_sessions_url)
+    store: Any = service._store
+    store.OWN_MAX = 2
+    app = f"app_{uuid.uuid4().hex[:8]}"
+    sessions = [
+        await service.create_session(app_name=app, user_id="u", session_id=f"s{i}")
+        for i in range(12)
+    ]
+    checkouts: list[int] = []
+    event.listen(store._engine.sync_engine.pool, "checkout", lambda *_: checkouts.append(1))
+
+    async def turn(session: Any, n: int) -> None:
+        await service.append_event(
+            session, Event(author="a", actions=EventActions(state_delta={"n": n}))
+        )
+        assert await service.get_session(app_name=app, user_id="u", session_id=session.id)
+
+    await asyncio.gather(*(turn(s, 1) for s in sessions))
+    assert len(store._owned) == 2
+    checkouts.clear()
+    await asyncio.gather(*(turn(s, 2) for s in sessions))
+    assert checkouts == []
+    assert len(store._idle) == 2 and not store._waiters
+
+    reads = [
+        asyncio.ensure_future(service.get_session(app_name=app, user_id="u", session_id=s.id))
+        for s in sessions
+    ]
+    await asyncio.sleep(0)  # two run, the others wait
+    for task in reads[1::2]:
+        task.cancel()
+    done = await asyncio.gather(*reads, return_exceptions=True)
+    assert all(isinstance(r, asyncio.CancelledError) for r in done[1::2])
+    assert all(r is not None and not isinstance(r, BaseException) for r in done[::2])
+    assert len(store._idle) == 2 and not store._waiters
+    await asyncio.gather(*(turn(s, 3) for s in sessions))
+    for s in sessions:
+        stored = await service.get_session(app_name=app, user_id="u", session_id=s.id)
+        assert stored is not None
+        assert [e.actions.state_delta["n"] for e in stored.events] == [1, 2, 3]
+    assert checkouts == []
+    await service.close()
+
+
 async def test_sqlite_locked_too_long_raises_backend_error(tmp_path: Path) -> None:
     """Contract (failures): when another process holds SQLite's write lock past
     busy_timeout, the append raises BackendError and stores nothing; it works afterwards."""

@@ -224,7 +224,8 @@ def create_app(
     # Middleware added last runs first: CORS must see preflights before auth refuses them
     # and must add its headers to 401 answers too; auth refuses before a body is read; the
     # turn routes' fast path, innermost, sees only requests all of them let through.
-    api.add_middleware(TurnRoutes, turns=turns)
+    # The app's exception handlers (its own dict: handlers registered later count too).
+    api.add_middleware(TurnRoutes, turns=turns, exception_handlers=api.exception_handlers)
     api.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     if auth_token is not None:
         api.add_middleware(

@@ -21,6 +21,8 @@ answers are FastAPI's own.
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import json
 import logging
 from collections.abc import AsyncGenerator, Callable
@@ -30,6 +32,8 @@ import anyio
 from fastapi import FastAPI, HTTPException, Response
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -279,14 +283,24 @@ class TurnRoutes:
     without FastAPI (see the module docstring); everything else goes to ``app``.
 
     Errors a turn raises before it answers (unknown app or session, shutting down) are
-    answered as FastAPI's ``HTTPException`` handler answers them. Requests FastAPI's own
-    telemetry follows (``"fastapi.telemetry"`` in the scope) go through FastAPI, so that
-    their spans name the route.
+    answered by the handler the app has for them, as FastAPI's router would: one registered
+    for the status code, else for the exception's class or the nearest of its bases
+    (``exception_handlers``, the app's own dict, read at each error so handlers added
+    later count too); FastAPI's default ``HTTPException`` handler when there is none.
+    Requests FastAPI's own telemetry follows (``"fastapi.telemetry"`` in the scope) go
+    through FastAPI, so that their spans name the route.
     """
 
-    def __init__(self, app: ASGIApp, *, turns: Turns) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        turns: Turns,
+        exception_handlers: dict[Any, Callable[..., Any]] | None = None,
+    ) -> None:
         self.app = app
         self._routes = {"/run": turns.run, "/run_sse": turns.run_sse}
+        self._handlers = exception_handlers if exception_handlers is not None else {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         route = None
@@ -317,8 +331,32 @@ class TurnRoutes:
         try:
             response = await route(body)
         except HTTPException as exc:
-            response = await http_exception_handler(Request(scope), exc)
+            await self._answer_error(exc, scope, receive, send)
+            return
         await response(scope, receive, send)
+
+    async def _answer_error(
+        self, exc: HTTPException, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """Answer ``exc`` with the app's handler for it (see the class docstring)."""
+        handlers = self._handlers
+        # Starlette gives handlers for 500 (and Exception) to its outermost middleware,
+        # which an HTTPException never reaches: they are not looked up here either.
+        handler = handlers.get(exc.status_code) if exc.status_code != 500 else None
+        if handler is None:
+            for cls in type(exc).__mro__:
+                handler = handlers.get(cls)
+                if handler is not None or cls is StarletteHTTPException:
+                    break
+        request = Request(scope, receive, send)
+        if handler is None:
+            response = await http_exception_handler(request, exc)
+        elif _is_async(handler):
+            response = await handler(request, exc)
+        else:
+            response = await run_in_threadpool(handler, request, exc)
+        if response is not None:
+            await response(scope, receive, send)
 
     async def _replay(
         self,
@@ -352,6 +390,15 @@ def _json_content(scope: Scope) -> bool:
         if name == b"content-type":
             return value.partition(b";")[0].strip().lower() == b"application/json"
     return False
+
+
+def _is_async(handler: Any) -> bool:
+    """Whether calling ``handler`` gives a coroutine (partials and callable objects too)."""
+    while isinstance(handler, functools.partial):
+        handler = handler.func
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        getattr(handler, "__call__", None)  # noqa: B004 - the method, not callable()
+    )
 
 
 def _joined(received: list[Message]) -> bytes:

@@ -23,12 +23,13 @@ loop) it opens a new engine there and terminates the old one's connections.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import re
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from eventide._sql_migrations import migrate_postgres
 from eventide.errors import BackendError
@@ -135,6 +136,23 @@ LEFT JOIN app_states a ON a.app_name = s.app_name
 LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
 WHERE s.app_name = :app"""
 
+# A session created without app: or user: keys (the usual case) is ONE statement: the
+# insert and the app's and user's state to merge with it. (With such keys the merges must
+# be visible to the read, which a data-modifying CTE's are not: separate statements then.)
+_CREATE = """
+WITH ins AS (
+    INSERT INTO sessions (app_name, user_id, id, state, last_seq, create_time, update_time,
+                          initial_state)
+    VALUES (:app, :user, :sid, CAST(:state AS jsonb), 0, :now, :now, CAST(:initial AS jsonb))
+    ON CONFLICT DO NOTHING
+    RETURNING pk, state
+)
+SELECT ins.pk, ins.state::text, NULL, NULL, a.state::text, u.state::text
+FROM ins
+LEFT JOIN app_states a ON a.app_name = :app
+LEFT JOIN user_states u ON u.app_name = :app AND u.user_id = :user
+"""
+
 _MERGE_APP = """
 INSERT INTO app_states (app_name, state, update_time) VALUES (:app, CAST(:delta AS jsonb), :now)
 ON CONFLICT (app_name) DO UPDATE
@@ -167,11 +185,14 @@ class PostgresSessionStore:
     # lets busy servers reuse them; connections are still only opened when needed.
     DEFAULT_ENGINE_KWARGS: dict[str, Any] = {"pool_size": 20, "max_overflow": 10}
 
-    # How many pool connections the hot paths keep checked out for themselves: a checkout
-    # and check-in through the pool costs about 40 us of CPU, a sizeable part of a turn's
-    # store work, and a server running many turns at once needed the pool for most of them
-    # when the store kept one. The rest of the pool serves the other operations and bursts.
-    OWN_MAX = 8
+    # How many pool connections the hot paths keep checked out for themselves (never more
+    # than the pool's ``pool_size``, so the overflow still serves the other operations): a
+    # checkout and check-in through the pool costs about 40 us of CPU and two greenlet
+    # switches, a sizeable part of a turn's store work. When all of them are busy, an
+    # append or load waits for the first to be free rather than going through the pool:
+    # under a server's load most operations did, and the pool's extra connections added
+    # PostgreSQL backends without adding throughput on a small machine.
+    OWN_MAX = 16
 
     def __init__(self, url: str, *, engine_kwargs: dict[str, Any] | None = None) -> None:
         self._url = url
@@ -183,6 +204,13 @@ class PostgresSessionStore:
         # each as (pool connection, asyncpg driver), and those of them that are idle.
         self._owned: list[tuple[Any, Any]] = []
         self._idle: list[tuple[Any, Any]] = []
+        # Operations waiting for an own connection, first come first served: each future
+        # gets an idle connection, or None to try again (one was dropped, or the engine
+        # changed).
+        self._waiters: collections.deque[asyncio.Future[tuple[Any, Any] | None]] = (
+            collections.deque()
+        )
+        self._own_limit = self.OWN_MAX
 
     def _current_engine(self) -> AsyncEngine:
         loop = asyncio.get_running_loop()
@@ -203,6 +231,10 @@ class PostgresSessionStore:
 
         event.listen(engine.sync_engine, "connect", remember)
         self._engine, self._engine_loop = engine, loop
+        # A QueuePool's pool_size (other pools have no size: the class's limit then).
+        size = getattr(engine.sync_engine.pool, "size", None)
+        pool_size = int(cast("int", size())) if callable(size) else self.OWN_MAX
+        self._own_limit = min(self.OWN_MAX, max(1, pool_size))
         return engine
 
     def _abandon(self, engine: AsyncEngine) -> None:
@@ -225,6 +257,7 @@ class PostgresSessionStore:
                 transport._sock = None  # type: ignore[union-attr]
         self._drivers = weakref.WeakSet()
         owned, self._owned, self._idle = self._owned, [], []
+        self._wake_waiters()
         for own, _driver in owned:
             # Terminated above with the others; detached, so the pool forgets it without
             # a warning when it is garbage collected.
@@ -294,6 +327,22 @@ class PostgresSessionStore:
         now: float,
     ) -> dict[str, Any] | None:
         session_state, app_delta, user_delta = deltas
+        if not app_delta and not user_delta:
+            args = (
+                app_name,
+                user_id,
+                session_id,
+                dumps_json(session_state),
+                now,
+                dumps_json(initial_state(deltas)),
+            )
+
+            async def insert(driver: Any) -> Any:
+                return await driver.fetchrow(_CREATE_NATIVE, *args)
+
+            # Not repeated after a lost connection (see below).
+            row = await self._run_native(insert, retry=False)
+            return None if row is None else merged_state(row, app_name, user_id, session_id)
 
         async def work(conn: AsyncConnection) -> dict[str, Any] | None:
             pk = (
@@ -488,22 +537,23 @@ class PostgresSessionStore:
             return AppendOutcome(status="stale", seq=int(before), before=int(before))
         return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
 
-    async def _run_native(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
+    async def _run_native(self, work: Callable[[Any], Awaitable[_T]], *, retry: bool = True) -> _T:
         """Run ``work(driver)`` on an asyncpg driver directly: an idle one of the store's
-        own connections (one more is checked out while fewer than ``OWN_MAX``), else a
-        pooled one; retried once on a fresh connection when the one
-        used turns out to be dead.
+        own connections (one more is checked out while fewer than the limit, else the
+        operation waits for one), or a pooled one when none can be had; retried once on a
+        fresh connection when the one used turns out to be dead.
 
         The hot paths (append, load) skip SQLAlchemy's per-execute work, about a millisecond
         of CPU here, and use asyncpg's prepared statements. No SQLAlchemy transaction is
-        open, so each statement commits on its own; ``work`` must be safe to repeat.
+        open, so each statement commits on its own; ``work`` must be safe to repeat, or
+        ``retry`` False (a dead connection then raises ``BackendError``).
         """
         from sqlalchemy.util import greenlet_spawn
 
         engine = self._current_engine()
         entry = self._idle.pop() if self._idle else None
-        if entry is None and len(self._owned) < self.OWN_MAX:
-            entry = await self._open_own(engine)
+        if entry is None:
+            entry = await self._own_connection(engine)
         if entry is not None:
             own, own_driver = entry
             try:
@@ -517,6 +567,8 @@ class PostgresSessionStore:
                 if entry in self._owned:
                     self._owned.remove(entry)
                 await self._connections_lost(engine, own, exc)
+                if not retry:
+                    raise self._backend_error(exc) from exc
             except BaseException:
                 self._idle_again(entry, engine)
                 raise
@@ -542,9 +594,48 @@ class PostgresSessionStore:
                     # Back to the pool (its reset-on-return may talk to the server: greenlet).
                     await greenlet_spawn(pooled.close)
             except _driver_errors() as exc:
-                if attempt == 2 or not _is_disconnect(exc):
+                if attempt == 2 or not retry or not _is_disconnect(exc):
                     raise self._backend_error(exc) from exc
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    async def _own_connection(self, engine: AsyncEngine) -> tuple[Any, Any] | None:
+        """An own connection for an operation when none was idle: a new one while fewer
+        than the limit are open, else the first one another operation hands back. None
+        when none can be had (the pool could not open one, the engine changed meanwhile):
+        the operation then runs on a pooled connection."""
+        while self._engine is engine:
+            if len(self._owned) < self._own_limit:
+                return await self._open_own(engine)
+            waiter: asyncio.Future[tuple[Any, Any] | None] = (
+                asyncio.get_running_loop().create_future()
+            )
+            self._waiters.append(waiter)
+            try:
+                entry = await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    handed = waiter.result()
+                    if handed is not None:  # handed over just as this task was cancelled
+                        self._idle_again(handed, engine)
+                else:
+                    try:
+                        self._waiters.remove(waiter)
+                    except ValueError:
+                        pass
+                raise
+            if entry is not None:
+                return entry
+            if self._idle:  # woken to try again: one may be idle now
+                return self._idle.pop()
+        return None
+
+    def _wake_waiters(self) -> None:
+        """Tell every waiting operation to try again (connections were dropped, or the
+        engine changed)."""
+        waiters, self._waiters = self._waiters, collections.deque()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def _open_own(self, engine: AsyncEngine) -> tuple[Any, Any] | None:
         """Check one more of the store's own connections out of the pool (kept until
@@ -556,7 +647,7 @@ class PostgresSessionStore:
             own = await engine.raw_connection()
         except _driver_errors():
             return None
-        if self._engine is not engine or len(self._owned) >= self.OWN_MAX:
+        if self._engine is not engine or len(self._owned) >= self._own_limit:
             # The store moved to another loop meanwhile, or others were opened meanwhile.
             await greenlet_spawn(own.invalidate if self._engine is not engine else own.close)
             return None
@@ -573,6 +664,7 @@ class PostgresSessionStore:
 
         idle, self._idle = self._idle, []
         self._owned = [entry for entry in self._owned if entry not in idle]
+        self._wake_waiters()  # fewer are open now: waiting operations may open new ones
         await greenlet_spawn(engine.sync_engine.pool._invalidate, dead, exc)  # pyright: ignore[reportPrivateUsage]
         for own, _driver in idle:
             await greenlet_spawn(own.invalidate)
@@ -581,6 +673,12 @@ class PostgresSessionStore:
         """An own connection's operation is over: idle again, unless the store dropped it
         meanwhile (moved to another loop, closed)."""
         if self._engine is engine and entry in self._owned:
+            waiters = self._waiters
+            while waiters:
+                waiter = waiters.popleft()
+                if not waiter.done():
+                    waiter.set_result(entry)
+                    return
             self._idle.append(entry)
 
     async def close(self) -> None:
@@ -589,6 +687,7 @@ class PostgresSessionStore:
             return
         if self._engine_loop is asyncio.get_running_loop():
             owned, self._owned, self._idle = self._owned, [], []
+            self._wake_waiters()
             if owned:
                 from sqlalchemy.util import greenlet_spawn
 
@@ -680,10 +779,11 @@ _APPEND_NATIVE = _append_statements()
 def _load_statement(sql: str, expected: list[str]) -> str:
     native, names = _native(sql)
     if names != expected:
-        raise AssertionError(f"load() passes its arguments out of order: {names}")
+        raise AssertionError(f"arguments passed out of order: {names}")
     return native
 
 
+_CREATE_NATIVE = _load_statement(_CREATE, ["app", "user", "sid", "state", "now", "initial"])
 _LOAD_NATIVE = _load_statement(_LOAD_ALL, ["app", "user", "sid", "after", "upto", "limit"])
 _LOAD_AFTER_TIME_NATIVE = _load_statement(
     _LOAD_AFTER_TIME, ["app", "user", "sid", "after", "upto", "after_ts", "limit"]
