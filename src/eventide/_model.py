@@ -7,24 +7,13 @@ JSON from front ends that write camelCase keys is converted with :func:`snake_ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
 from eventide._json import JsonValue
 
-__all__ = [
-    "DATA_FIELDS",
-    "EventideModel",
-    "camel_case_keys",
-    "foreign_to_dict",
-    "snake_case_keys",
-    "trusted",
-]
-
-_M = TypeVar("_M", bound=BaseModel)
+__all__ = ["DATA_FIELDS", "EventideModel", "camel_case_keys", "foreign_to_dict", "snake_case_keys"]
 
 
 class EventideModel(BaseModel):
@@ -39,72 +28,6 @@ class EventideModel(BaseModel):
     def to_json_dict(self) -> dict[str, Any]:
         """This record as JSON-ready data, without the fields left unset (None)."""
         return self.model_dump(mode="json", exclude_none=True)
-
-
-def trusted(cls: type[_M], /, **values: Any) -> _M:
-    """An instance of ``cls`` made from ``values`` without validating them.
-
-    For the runtime's own hot paths, where every value is already of its field's type (a
-    validated record, a ``str``, an ``int``): pydantic's validation of a record as small as
-    a text ``Part`` costs about 13k instructions, of an ``Event`` about 25k; this costs a
-    dict copy. The instance is the one ``cls(**values)`` would make: the same ``__dict__``
-    (fields in their order, defaults filled, factories called), the same set fields. Models
-    with validators, extra fields or private attributes are validated as usual.
-    """
-    plan = _PLANS.get(cls)
-    if plan is None:
-        plan = _PLANS[cls] = _plan(cls)
-    if plan is _VALIDATE:
-        return cls(**values)
-    template, factories = plan
-    data = template.copy()
-    for name, factory in factories:
-        if name not in values:
-            data[name] = factory()
-    data.update(values)
-    instance = cls.__new__(cls)
-    _set = object.__setattr__
-    _set(instance, "__dict__", data)
-    _set(instance, "__pydantic_fields_set__", set(values))
-    _set(instance, "__pydantic_extra__", None)
-    _set(instance, "__pydantic_private__", None)
-    return instance
-
-
-_Plan = tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]
-_VALIDATE: _Plan = ({}, ())
-_PLANS: dict[type[BaseModel], _Plan] = {}
-_IMMUTABLE = (type(None), str, int, float, bool, bytes)
-
-
-def _plan(cls: type[BaseModel]) -> _Plan:
-    """The defaults of ``cls``'s fields (a template to copy) and the factories to call, or
-    ``_VALIDATE`` when an instance must go through pydantic (validators, extras, privates)."""
-    decorators = cls.__pydantic_decorators__
-    if (
-        decorators.model_validators
-        or decorators.field_validators
-        or decorators.root_validators
-        or decorators.validators
-        or cls.model_config.get("extra") == "allow"
-        or cls.__private_attributes__
-        or cls.__pydantic_post_init__ is not None
-    ):
-        return _VALIDATE
-    template: dict[str, Any] = {}
-    factories: list[tuple[str, Callable[[], Any]]] = []
-    for name, info in cls.model_fields.items():
-        template[name] = None  # the field's place in the order of __dict__
-        factory = info.default_factory
-        if factory is not None:
-            if isinstance(factory, type) and issubclass(factory, BaseModel):
-                factory = partial(trusted, factory)
-            factories.append((name, cast("Callable[[], Any]", factory)))
-        elif not info.is_required():
-            if not isinstance(info.default, _IMMUTABLE):
-                return _VALIDATE
-            template[name] = info.default
-    return template, tuple(factories)
 
 
 def foreign_to_dict(value: Any) -> Any:

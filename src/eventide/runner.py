@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide._ids import new_invocation_id
-from eventide._model import trusted
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
@@ -663,24 +662,13 @@ class Runner:
             if _answers_credential_request(content):
                 content = await _store_credentials(ctx, content)
             ctx.user_content = content
-        if state_delta:
-            event = Event(
-                invocation_id=ctx.invocation_id,
-                author=USER_AUTHOR,
-                branch=branch,
-                content=content,
-                actions=EventActions(state_delta=dict(state_delta)),
-            )
-        else:
-            # Nothing from the caller to validate (the content is a validated record).
-            event = trusted(
-                Event,
-                invocation_id=ctx.invocation_id,
-                author=USER_AUTHOR,
-                branch=branch,
-                content=content,
-                actions=trusted(EventActions),
-            )
+        event = Event(
+            invocation_id=ctx.invocation_id,
+            author=USER_AUTHOR,
+            branch=branch,
+            content=content,
+            actions=EventActions(state_delta=dict(state_delta or {})),
+        )
         if ctx.run_config.custom_metadata:
             _add_run_metadata(event, ctx.run_config.custom_metadata)
         if self.resumable:

@@ -21,7 +21,6 @@ from eventide._model import (
     foreign_to_dict,
     json_fields,
     snake_case_keys,
-    trusted,
 )
 
 __all__ = [
@@ -473,9 +472,6 @@ def to_content(message: Any, *, role: str = "user") -> Content:
     """
     if isinstance(message, Content):
         return message
-    if type(message) is str and type(role) is str:
-        # Both values are of their fields' types: made without pydantic's validation.
-        return trusted(Content, role=role, parts=[trusted(Part, text=message)])
     if isinstance(message, str):
         return Content(role=role, parts=[Part(text=message)])
     return Content.model_validate(message)

@@ -23,7 +23,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from eventide import types
-from eventide._model import trusted
 from eventide.events import Event
 from eventide.history.model_view import ModelViewCache
 from eventide.protocol import SYNTHETIC_FUNCTIONS, USER_AUTHOR
@@ -118,9 +117,9 @@ class ContentsBuilder:
         if author not in (USER_AUTHOR, self._agent_name):
             main = _as_context(author, in_place)
         elif author == USER_AUTHOR or any(p.function_response is not None for p in in_place):
-            main = trusted(types.Content, role="user", parts=in_place)  # parts are records
+            main = types.Content(role="user", parts=in_place)
         else:
-            main = trusted(types.Content, role="model", parts=in_place)
+            main = types.Content(role="model", parts=in_place)
         block = _Block(author=author, main=main)
         self._blocks.append(block)
         self._flat.append(main)

@@ -16,7 +16,6 @@ import pydantic
 
 from eventide import types
 from eventide._ids import new_id
-from eventide._model import trusted
 from eventide.contexts import CallbackContext, InvocationContext
 from eventide.errors import AgentNotFoundError
 from eventide.events import Event, EventActions
@@ -76,7 +75,7 @@ async def _run_step(
     agent: ResolvedAgent, ctx: InvocationContext, step: FlowStep
 ) -> AsyncGenerator[Event, None]:
     request = await build_request(agent, ctx)
-    actions = trusted(EventActions)
+    actions = EventActions()
     callback_context = CallbackContext(ctx, event_actions=actions)
     event_id = new_id()
     final: Event | None = None
@@ -203,34 +202,19 @@ def _to_event(
     event_id: str,
     actions: EventActions,
 ) -> Event:
-    # A response's __dict__ holds its fields (and ``_error``, which is not one): one pass,
-    # no getattr per field.
-    fields: dict[str, Any] = {}
-    plain = type(response) is LlmResponse
-    for name, value in response.__dict__.items():
-        if value is not None and name != _ERROR_KEY:
-            fields[name] = value
-            if type(value) not in _PLAIN_TYPES:
-                plain = False
-    # A plain response's values are of their fields' types (a custom model may have set a
-    # field to a google.genai object after validation: that one is validated), and so are
-    # the runtime's own: the event is then made without validating them again.
-    fields["id"] = event_id
-    fields["invocation_id"] = ctx.invocation_id
-    fields["author"] = agent.name
-    fields["branch"] = ctx.branch
-    # Partial chunks never carry actions: they are not committed.
-    fields["actions"] = trusted(EventActions) if response.partial else actions
-    return trusted(Event, **fields) if plain else Event(**fields)
-
-
-_ERROR_KEY = "_error"
-"""Where ``LlmResponse.set_error`` keeps the exception, in the response's ``__dict__``."""
-
-_PLAIN_TYPES = frozenset(
-    {str, bool, int, float, dict, types.Content, types.UsageMetadata, types.GroundingMetadata}
-)
-"""The types an ``LlmResponse`` field's value has after validation."""
+    # A response's __dict__ holds exactly its fields: one pass, no getattr per field.
+    fields: dict[str, Any] = {
+        name: value for name, value in response.__dict__.items() if value is not None
+    }
+    return Event(
+        **fields,
+        id=event_id,
+        invocation_id=ctx.invocation_id,
+        author=agent.name,
+        branch=ctx.branch,
+        # Partial chunks never carry actions: they are not committed.
+        actions=EventActions() if response.partial else actions,
+    )
 
 
 def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest) -> None:

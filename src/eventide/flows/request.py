@@ -7,7 +7,6 @@ import inspect
 from typing import Any
 
 from eventide import types
-from eventide._model import trusted
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
 from eventide.flows.contents import build_contents
 from eventide.flows.instructions import fill_placeholders
@@ -28,12 +27,7 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
         if agent.generate_content_config is not None
         else types.GenerateContentConfig()
     )
-    model = agent.model.model
-    request = (
-        trusted(LlmRequest, model=model, config=config)  # the values are of their types
-        if type(model) is str
-        else LlmRequest(model=model, config=config)
-    )
+    request = LlmRequest(model=agent.model.model, config=config)
 
     instructions: list[str] = []
     dynamic: list[str] = []

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from eventide import types
-from eventide._model import trusted
 from eventide.errors import ModelBehaviorError
 from eventide.models._failures import malformed_stream
 from eventide.models._history import fill_missing_call_ids, json_arguments
@@ -211,11 +210,8 @@ class StreamAssembler:
             )
         if any(p.function_call is not None and not p.function_call.id for p in parts):
             fill_missing_call_ids(parts, calls_before=self.calls_before)
-        # Every value is of its field's type (parts are records, the rest what the
-        # connector read as str or int): made without pydantic's validation.
-        response = trusted(
-            LlmResponse,
-            content=trusted(types.Content, role="model", parts=parts) if parts else None,
+        response = LlmResponse(
+            content=types.Content(role="model", parts=parts) if parts else None,
             finish_reason=self._finish_reason,
             usage_metadata=self.usage,
             grounding_metadata=self.grounding_metadata,
@@ -239,12 +235,7 @@ def partial_response(text: str, *, thought: bool = False) -> LlmResponse:
 def _text_part(text: str, thought: bool, signature: bytes | None = None) -> types.Part:
     if signature is not None:
         return types.Part(text=text, thought=thought or None, thought_signature=signature)
-    if type(text) is not str:
-        return types.Part(text=text, thought=True) if thought else types.Part(text=text)
-    # A str, and the record made without pydantic's validation.
-    if thought:
-        return trusted(types.Part, text=text, thought=True)
-    return trusted(types.Part, text=text)
+    return types.Part(text=text, thought=True) if thought else types.Part(text=text)
 
 
 def token_usage(
@@ -258,17 +249,6 @@ def token_usage(
     """Token counts in Eventide's terms; the total is the sum when the provider omits it."""
     if total is None and (prompt is not None or output is not None):
         total = (prompt or 0) + (output or 0)
-    counts = (prompt, output, total, cached, thoughts)
-    if all(type(count) is int or count is None for count in counts):
-        # Whole numbers already (what the connectors read): no validation needed.
-        return trusted(
-            types.UsageMetadata,
-            prompt_token_count=prompt,
-            candidates_token_count=output,
-            total_token_count=total,
-            cached_content_token_count=cached,
-            thoughts_token_count=thoughts,
-        )
     return types.UsageMetadata(
         prompt_token_count=prompt,
         candidates_token_count=output,

@@ -62,7 +62,6 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Self, SupportsIndex, overload
 
 from eventide._ids import new_id
-from eventide._model import trusted
 from eventide.errors import (
     CorruptRecordError,
     RecordTooLargeError,
@@ -174,16 +173,6 @@ class SessionService(BaseSessionService):
                 f"Session {sid!r} already exists for app {app_name!r} and user {user_id!r}; "
                 "use get_session to load it or pick another session_id."
             )
-        if type(app_name) is str and type(user_id) is str:
-            # Every value is of its field's type: made without pydantic's validation.
-            return trusted(
-                Session,
-                id=sid,
-                app_name=app_name,
-                user_id=user_id,
-                state=merged,
-                last_update_time=now,
-            )
         return Session(
             id=sid, app_name=app_name, user_id=user_id, state=merged, last_update_time=now
         )
@@ -288,26 +277,12 @@ class SessionService(BaseSessionService):
                     self._parsed.popitem(last=False)
             else:
                 self._parsed.pop(key, None)
-        update_time = loaded.update_time
-        if type(update_time) is float:
-            # The names found a stored session, so they are strings; the rest is the store's
-            # data and parsed Event instances: made without pydantic's validation.
-            return trusted(
-                Session,
-                id=session_id,
-                app_name=app_name,
-                user_id=user_id,
-                state=loaded.state,
-                events=events,
-                last_update_time=update_time,
-                log_position=loaded.last_seq,
-            )
         session = Session(
             id=session_id,
             app_name=app_name,
             user_id=user_id,
             state=loaded.state,
-            last_update_time=update_time,
+            last_update_time=loaded.update_time,
             log_position=loaded.last_seq,
         )
         _set_events(session, events)  # parsed Event instances: no need to validate again
