@@ -382,7 +382,11 @@ class Runner:
         session = ctx.session
         # A resumable invocation's first committed event says so (see eventide.durable.log).
         mark_start = self.resumable and not resumed and not _has_events_of(session, ctx)
-        early = await plugins.before_run_callback(invocation_context=ctx)
+        early = (
+            await plugins.before_run_callback(invocation_context=ctx)
+            if plugins.overrides(BasePlugin.before_run_callback)
+            else None
+        )
         if early is not None:
             event = Event(
                 invocation_id=ctx.invocation_id,
@@ -423,7 +427,8 @@ class Runner:
                         if replaced is not None:
                             event = replaced
                     yield event
-        await plugins.after_run_callback(invocation_context=ctx)
+        if plugins.overrides(BasePlugin.after_run_callback):
+            await plugins.after_run_callback(invocation_context=ctx)
         # An invocation paused for the user is not compacted yet: a summary would hide the
         # calls the user's answer responds to, and the model would get orphan responses.
         if self._compactor is not None and not ctx.end_invocation:
@@ -646,12 +651,16 @@ class Runner:
             content = types.to_content(new_message)
             if content.role is None:
                 content = content.model_copy(update={"role": "user"})
-            replaced = await self.plugin_manager.on_user_message_callback(
-                invocation_context=ctx, user_message=content
-            )
-            if replaced is not None:
-                content = types.to_content(replaced)
-            content = await _store_credentials(ctx, content)
+            plugins = self.plugin_manager
+            # Hooks that are off cost a check, not an awaited coroutine.
+            if plugins.overrides(BasePlugin.on_user_message_callback):
+                replaced = await plugins.on_user_message_callback(
+                    invocation_context=ctx, user_message=content
+                )
+                if replaced is not None:
+                    content = types.to_content(replaced)
+            if _answers_credential_request(content):
+                content = await _store_credentials(ctx, content)
             ctx.user_content = content
         event = Event(
             invocation_id=ctx.invocation_id,
@@ -679,6 +688,15 @@ class Runner:
         return agent_for_turn(self.agent, ctx)
 
 
+def _answers_credential_request(content: types.Content) -> bool:
+    """Whether the user's message answers a credential request (see _store_credentials)."""
+    for part in content.parts or ():
+        answer = part.function_response
+        if answer is not None and answer.name == REQUEST_CREDENTIAL_FUNCTION:
+            return True
+    return False
+
+
 async def _store_credentials(ctx: InvocationContext, content: types.Content) -> types.Content:
     """Store credentials the user's message answers requests with, and keep them out of the log.
 
@@ -687,10 +705,7 @@ async def _store_credentials(ctx: InvocationContext, content: types.Content) -> 
     the session keeps only a note that the credential arrived.
     """
     parts = content.parts or []
-    if not any(
-        p.function_response is not None and p.function_response.name == REQUEST_CREDENTIAL_FUNCTION
-        for p in parts
-    ):
+    if not _answers_credential_request(content):
         return content
     from eventide.auth import store_auth_response
 
