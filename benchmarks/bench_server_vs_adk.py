@@ -138,23 +138,32 @@ def _start(
     return Server(framework, proc, port, log)
 
 
-async def _wait_healthy(server: Server, limit_s: float = 120.0) -> None:
+async def wait_healthy(port: int, proc: subprocess.Popen[bytes], limit_s: float) -> bool:
+    """Poll ``GET /health`` on ``port`` until it answers 200 (True), or until ``proc`` exits
+    or ``limit_s`` passes (False)."""
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
-        if server.proc.poll() is not None:
-            break
+        if proc.poll() is not None:
+            return False
         try:
-            conn = await Connection.open(server.port)
+            conn = await Connection.open(port)
             try:
                 status, _, _ = await conn.request("GET", "/health", None)
             finally:
                 conn.close()
             if status == 200:
-                return
+                return True
         except OSError:
             pass
         await asyncio.sleep(0.2)
-    raise RuntimeError(f"{server.framework} server did not start: {server.log.read_text()[-2000:]}")
+    return False
+
+
+async def _wait_healthy(server: Server, limit_s: float = 120.0) -> None:
+    if not await wait_healthy(server.port, server.proc, limit_s):
+        raise RuntimeError(
+            f"{server.framework} server did not start: {server.log.read_text()[-2000:]}"
+        )
 
 
 def _stop(server: Server) -> None:

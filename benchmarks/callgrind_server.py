@@ -45,6 +45,7 @@ from benchmarks.bench_server_vs_adk import (
     _drop_database,
     _free_port,
     turn_body,
+    wait_healthy,
 )
 
 # --- the load ---
@@ -90,22 +91,10 @@ async def _load(
 
 
 async def _wait_healthy(port: int, proc: subprocess.Popen[bytes], limit_s: float) -> None:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("the server exited")
-        try:
-            conn = await Connection.open(port)
-            try:
-                status, _, _ = await conn.request("GET", "/health", None)
-            finally:
-                conn.close()
-            if status == 200:
-                return
-        except OSError:
-            pass
-        await asyncio.sleep(0.5)
-    raise RuntimeError("the server did not start")
+    if not await wait_healthy(port, proc, limit_s):
+        raise RuntimeError(
+            "the server exited" if proc.poll() is not None else "the server did not start"
+        )
 
 
 def _control(pid: int, flag: str, port: int) -> None:

@@ -702,11 +702,10 @@ async def _store_credentials(ctx: InvocationContext, content: types.Content) -> 
 
     The answer to an ``eventide_request_credential`` call carries a secret (an API key, a
     token, an OAuth2 code). It goes to the credential service now; the event committed to
-    the session keeps only a note that the credential arrived.
+    the session keeps only a note that the credential arrived. Called only for a message
+    that does answer one (:func:`_answers_credential_request`).
     """
     parts = content.parts or []
-    if not _answers_credential_request(content):
-        return content
     from eventide.auth import store_auth_response
 
     redacted: list[types.Part] = []
