@@ -419,6 +419,61 @@ async def test_postgres_operations_wait_for_an_own_connection_rather_than_the_po
     await service.close()
 
 
+@pytest.mark.postgres
+async def test_postgres_recent_events_read_stops_at_the_limit(postgres_sessions_url: str) -> None:
+    """``num_recent_events`` on PostgreSQL walks the primary key backwards and stops at the
+    limit instead of reading the whole log and sorting it (it did: the events were a plain
+    join on the session row, whose pk the planner did not treat as one value)."""
+    import json
+
+    import asyncpg
+
+    from eventide.sessions import postgres_session_store as pg
+
+    service = SqlSessionService(postgres_sessions_url)
+    app = f"app_{uuid.uuid4().hex[:8]}"
+    session = await service.create_session(app_name=app, user_id="u")
+    for n in range(200):
+        await service.append_event(
+            session, Event(author="a", actions=EventActions(state_delta={"n": n}))
+        )
+    recent = await service.get_session(
+        app_name=app,
+        user_id="u",
+        session_id=session.id,
+        config=GetSessionConfig(num_recent_events=20),
+    )
+    assert recent is not None
+    assert [e.actions.state_delta["n"] for e in recent.events] == list(range(180, 200))
+    await service.close()
+
+    conn = await asyncpg.connect(postgres_sessions_url.replace("+asyncpg", ""))
+    try:
+        await conn.execute("ANALYZE events")
+        plan = json.loads(
+            await conn.fetchval(
+                "EXPLAIN (ANALYZE, FORMAT JSON) " + pg._LOAD_NATIVE,
+                app,
+                "u",
+                session.id,
+                0,
+                None,
+                20,
+            )
+        )[0]["Plan"]
+    finally:
+        await conn.close()
+
+    def nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+        return [node, *(n for child in node.get("Plans", []) for n in nodes(child))]
+
+    events_scans = [n for n in nodes(plan) if n.get("Relation Name") == "events"]
+    assert [n["Node Type"] for n in events_scans] == ["Index Scan"]
+    assert events_scans[0]["Scan Direction"] == "Backward"
+    assert events_scans[0]["Actual Rows"] == 20
+    assert not [n for n in nodes(plan) if n["Node Type"] == "Sort"]
+
+
 async def test_sqlite_locked_too_long_raises_backend_error(tmp_path: Path) -> None:
     """Contract (failures): when another process holds SQLite's write lock past
     busy_timeout, the append raises BackendError and stores nothing; it works afterwards."""

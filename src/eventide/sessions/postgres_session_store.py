@@ -105,6 +105,10 @@ WHERE s.app_name = :app AND s.user_id = :user AND s.id = :sid
 # (columns 0-5, as ``_SESSION_WITH_STATES``; the event columns NULL), then its events
 # (columns 6-8; the session columns NULL), newest first through the primary key, so a LIMIT
 # stops early. ``:upto`` NULL means up to the session's last_seq. No row: no such session.
+# The events are a LATERAL subquery: inside it the session's pk is one known value, so the
+# planner walks the primary key (session_pk, seq) backwards and stops at the LIMIT; as a
+# plain join it read every event of the session and sorted them (``num_recent_events=20``
+# on a 10,300-event session: 4.6 ms in the database, against 0.16 ms this way).
 # The timestamp filter is a separate statement so the planner never trades that order away.
 _LOAD = """
 WITH s AS (
@@ -118,12 +122,14 @@ WITH s AS (
 SELECT pk, state, last_seq, update_time, app_state, user_state,
     CAST(NULL AS INTEGER), CAST(NULL AS TEXT), CAST(NULL AS TEXT)
 FROM s
-UNION ALL (
-    SELECT NULL, NULL, NULL, NULL, NULL, NULL, e.seq, e.id, e.event
-    FROM s JOIN events e ON e.session_pk = s.pk
-    WHERE e.seq > :after AND e.seq <= COALESCE(CAST(:upto AS INTEGER), s.last_seq){time}
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, e.seq, e.id, e.event
+FROM s CROSS JOIN LATERAL (
+    SELECT e.seq, e.id, e.event FROM events e
+    WHERE e.session_pk = s.pk AND e.seq > :after
+        AND e.seq <= COALESCE(CAST(:upto AS INTEGER), s.last_seq){time}
     ORDER BY e.seq DESC LIMIT :limit
-)
+) e
 """
 _LOAD_ALL = _LOAD.format(time="")
 _LOAD_AFTER_TIME = _LOAD.format(time=" AND e.timestamp >= :after_ts")
