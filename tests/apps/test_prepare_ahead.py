@@ -62,3 +62,28 @@ def test_a_tree_without_models_to_prepare_starts_no_thread() -> None:
     preparing = prepare_models_ahead(root)
     preparing.wait()
     assert preparing.models == []
+
+
+def test_the_api_server_prepares_the_models_of_its_apps_at_start_up() -> None:
+    """Rule (first call): a server built with apps given directly prepares their models in
+    the background from start-up on, so its first request does not pay for the SDK's import
+    and client set-up; with an invocation queue (the workers call the models) it does not."""
+    from fastapi.testclient import TestClient
+
+    from eventide.apps.app import App
+    from eventide.server import create_app
+
+    model = Recording(threads=[])
+    api = create_app(apps={"a": App(name="a", root_agent=LlmAgent(name="root", model=model))})
+    with TestClient(api) as client:  # start-up, then shutdown (which waits for preparing)
+        assert client.get("/health").status_code == 200
+    assert model.threads == ["eventide-prepare-models"]
+
+    queued = Recording(threads=[])
+    api = create_app(
+        apps={"a": App(name="a", root_agent=LlmAgent(name="root", model=queued))},
+        invocation_queue=object(),  # type: ignore[arg-type]  # never used by this test
+    )
+    with TestClient(api) as client:
+        assert client.get("/health").status_code == 200
+    assert queued.threads == []

@@ -10,6 +10,7 @@ artifacts, memory, ``/dev/apps/{app}/...`` traces and agent graph), plus ``/heal
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -21,6 +22,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import RedirectResponse
 
 from eventide.apps.app import App
+from eventide.apps.prepare_ahead import prepare_models_ahead
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.memory.base_memory_service import BaseMemoryService
@@ -135,7 +137,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncGenerator[None, None]:
+        # The provider SDKs' import and client set-up for the apps given directly run in the
+        # background from start-up on, not inside the first request's turn (about 0.3 s for
+        # the openai SDK). Apps found in apps_dir load on first use and pay it then; with an
+        # invocation queue the workers call the models, not this process.
+        direct = (apps or {}).values() if invocation_queue is None else ()
+        preparing = [prepare_models_ahead(app.root_agent) for app in direct]
         yield
+        for models in preparing:
+            await asyncio.to_thread(models.wait)
         # uvicorn has let running turns finish (or cancelled them past its graceful-shutdown
         # timeout); wait for cancelled ones to unwind before closing what they write to.
         if not await inflight.wait_idle(_CANCELLED_TURNS_GRACE):
