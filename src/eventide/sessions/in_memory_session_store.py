@@ -145,15 +145,15 @@ class InMemorySessionStore:
         r = request
         row = self._sessions.get((r.app_name, r.user_id, r.session_id))
         if row is None:
-            return AppendOutcome(status="missing", seq=0, before=0)
+            return AppendOutcome("missing", 0, 0)
         before = len(row.events)
         if r.compare_and_set and before != r.expected_seq:
-            return AppendOutcome(status="stale", seq=before, before=before)
+            return AppendOutcome("stale", before, before)
         if r.event_id in row.event_ids:
-            outcome = AppendOutcome(status="duplicate", seq=before, before=before)
+            outcome = AppendOutcome("duplicate", before, before)
         else:
             seq = before + 1
-            row.events.append(StoredEvent(seq=seq, event_id=r.event_id, event_json=r.event_json))
+            row.events.append(StoredEvent(seq, r.event_id, r.event_json))
             row.timestamps.append(r.timestamp)
             row.event_ids.add(r.event_id)
             row.update_time = r.timestamp
@@ -164,7 +164,7 @@ class InMemorySessionStore:
             if r.user_delta:
                 key = (r.app_name, r.user_id)
                 self._user_states.setdefault(key, {}).update(_stored(r.user_delta))
-            outcome = AppendOutcome(status="committed", seq=seq, before=before)
+            outcome = AppendOutcome("committed", seq, before)
         if before != r.expected_seq:
             outcome.missed = row.events[r.expected_seq : before]
             outcome.state = self._merged(r.app_name, r.user_id, row)

@@ -426,7 +426,7 @@ class PostgresSessionStore:
             if r[6] is None:
                 head = r
             else:
-                events.append(StoredEvent(seq=r[6], event_id=r[7], event_json=r[8]))
+                events.append(StoredEvent(r[6], r[7], r[8]))
         if head is None:
             return None
         # Newest first from the server (UNION ALL promises no order, so sort: linear on a
@@ -530,12 +530,12 @@ class PostgresSessionStore:
         row = await self._run_native(work)
         before, seq = row[0], row[1]
         if before is None:
-            return AppendOutcome(status="missing", seq=0, before=0)
+            return AppendOutcome("missing", 0, 0)
         if seq is not None:
-            return AppendOutcome(status="committed", seq=int(seq), before=int(seq) - 1)
+            return AppendOutcome("committed", int(seq), int(seq) - 1)
         if r.compare_and_set and before != r.expected_seq:
-            return AppendOutcome(status="stale", seq=int(before), before=int(before))
-        return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
+            return AppendOutcome("stale", int(before), int(before))
+        return AppendOutcome("duplicate", int(before), int(before))
 
     async def _run_native(self, work: Callable[[Any], Awaitable[_T]], *, retry: bool = True) -> _T:
         """Run ``work(driver)`` on an asyncpg driver directly: an idle one of the store's

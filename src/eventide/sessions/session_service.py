@@ -361,18 +361,18 @@ class SessionService(BaseSessionService):
         expected = session.log_position
         outcome = await store.append(
             AppendRequest(
-                app_name=session.app_name,
-                user_id=session.user_id,
-                session_id=session.id,
-                event_id=event.id,
-                invocation_id=event.invocation_id,
-                timestamp=event.timestamp,
-                event_json=event_json,
-                session_delta=session_delta,
-                app_delta=app_delta,
-                user_delta=user_delta,
-                expected_seq=expected,
-                compare_and_set=compare_and_set,
+                session.app_name,
+                session.user_id,
+                session.id,
+                event.id,
+                event.invocation_id,
+                event.timestamp,
+                event_json,
+                session_delta,
+                app_delta,
+                user_delta,
+                expected,
+                compare_and_set,
             )
         )
         status = outcome.status

@@ -34,9 +34,14 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class AppendRequest:
-    """One event to commit, already validated and serialized."""
+    """One event to commit, already validated and serialized.
+
+    Positional, like ``StoredEvent`` and ``AppendOutcome``: the service builds one per
+    append, and passing a dozen fields by keyword costs about 200 ns more per event (a
+    store appending in memory takes a few microseconds in all).
+    """
 
     app_name: str
     user_id: str
@@ -54,7 +59,7 @@ class AppendRequest:
     compare_and_set: bool
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class StoredEvent:
     """An event row: its sequence number, id and JSON text."""
 
@@ -63,7 +68,7 @@ class StoredEvent:
     event_json: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class AppendOutcome:
     """What an append did.
 
