@@ -345,60 +345,44 @@ class SessionService(BaseSessionService):
         The base class's steps (``prepare_event_for_commit``, then ``_append_event``) in one
         coroutine, with one pass over the ``state_delta`` that both validates it and finds
         whether any key is scoped: the Runner commits every event before the agent resumes,
-        so this is paid per event (about 1 us less than the separate passes for a
-        one-key delta).
+        so this is paid per event.
+
+        The models' fields are read from their ``__dict__``: pydantic's ``BaseModel``
+        defines ``__getattr__``, which keeps the interpreter from specializing attribute
+        reads on its instances (each costs several times a dict lookup, and a commit makes
+        about twenty).
         """
-        if event.partial:
+        fields = event.__dict__
+        if fields["partial"]:
             return event
-        if not event.id:
+        if not fields["id"]:
             event.id = new_id()
-        if not event.timestamp:
+        if not fields["timestamp"]:
             event.timestamp = time.time()
-        delta = event.actions.state_delta
-        if not delta:
-            await self._commit(session, event, None, None, None, compare_and_set)
-            return event
-        scoped = False
-        for key, value in delta.items():
-            if key.startswith(_PREFIXES):
-                scoped = True
-                if key.startswith(_TEMP):
-                    continue  # temp: values need not be JSON data: they are never stored
-            check_json_value(key, value)
-        if scoped:
-            for key in [k for k in delta if k.startswith(_TEMP)]:
-                del delta[key]
-            await self._commit(session, event, *split_delta(delta), compare_and_set)
-        else:
-            # Session keys only (the common delta): the event's own dict is that part.
-            await self._commit(session, event, delta, None, None, compare_and_set)
-        return event
-
-    async def _append_event(
-        self, session: Session, event: Event, compare_and_set: bool | None
-    ) -> None:
-        # Only reached through BaseSessionService.append_event, which this class overrides;
-        # the event is prepared already, so the override's steps are no-ops but the commit.
-        await self.append_event(session, event, compare_and_set=compare_and_set)
-
-    async def _commit(
-        self,
-        session: Session,
-        event: Event,
-        session_delta: dict[str, Any] | None,
-        app_delta: dict[str, Any] | None,
-        user_delta: dict[str, Any] | None,
-        compare_and_set: bool | None,
-    ) -> None:
-        """Store a prepared event whose temp-free delta is split by scope, and bring
-        ``session`` up to date."""
+        delta: dict[str, Any] = fields["actions"].__dict__["state_delta"]
+        session_delta = app_delta = user_delta = None
+        if delta:
+            scoped = False
+            for key, value in delta.items():
+                if key.startswith(_PREFIXES):
+                    scoped = True
+                    if key.startswith(_TEMP):
+                        continue  # temp: values need not be JSON data: they are never stored
+                check_json_value(key, value)
+            if scoped:
+                for key in [k for k in delta if k.startswith(_TEMP)]:
+                    del delta[key]
+                session_delta, app_delta, user_delta = split_delta(delta)
+            else:
+                # Session keys only (the common delta): the event's own dict is that part.
+                session_delta = delta
         if compare_and_set is None:
             compare_and_set = self.compare_and_set
         store = self._store if self._ready else await self._open()
         # pydantic-core's serializer directly: model_dump_json's Python wrapper costs about
         # as much again as serializing a small event.
         # (The event's own class: Event's schema is built lazily, and subclasses keep theirs.)
-        event_json = event.__pydantic_serializer__.to_json(event, exclude_none=True).decode()
+        event_json = type(event).__pydantic_serializer__.to_json(event, exclude_none=True).decode()
         if len(event_json) * 4 > self.max_event_bytes:  # cheap bound before the exact size
             size = len(event_json.encode())
             if size > self.max_event_bytes:
@@ -408,15 +392,16 @@ class SessionService(BaseSessionService):
                     size=size,
                     limit=self.max_event_bytes,
                 )
-        expected = session.log_position
+        where = session.__dict__
+        expected: int = where["log_position"]
         outcome = await store.append(
             AppendRequest(
-                session.app_name,
-                session.user_id,
-                session.id,
-                event.id,
-                event.invocation_id,
-                event.timestamp,
+                where["app_name"],
+                where["user_id"],
+                where["id"],
+                fields["id"],
+                fields["invocation_id"],
+                fields["timestamp"],
                 event_json,
                 session_delta,
                 app_delta,
@@ -428,9 +413,8 @@ class SessionService(BaseSessionService):
         status = outcome.status
         if status == "committed":
             if outcome.before == expected:
-                delta = event.actions.state_delta
                 if delta:
-                    session.state.update(delta)
+                    where["state"].update(delta)
             else:
                 await self._fold(session, outcome, outcome.before)
             session.record_commit(event, outcome.seq)
@@ -444,6 +428,14 @@ class SessionService(BaseSessionService):
             raise SessionNotFoundError(
                 app_name=session.app_name, user_id=session.user_id, session_id=session.id
             )
+        return event
+
+    async def _append_event(
+        self, session: Session, event: Event, compare_and_set: bool | None
+    ) -> None:
+        # Only reached through BaseSessionService.append_event, which this class overrides;
+        # the event is prepared already, so the override's steps are no-ops but the commit.
+        await self.append_event(session, event, compare_and_set=compare_and_set)
 
     async def _fold(self, session: Session, outcome: AppendOutcome, upto: int) -> None:
         """Bring a stale copy up to date: other writers' events (up to ``upto``) and state."""
