@@ -158,12 +158,11 @@ class InMemorySessionStore:
             row.event_ids.add(r.event_id)
             row.update_time = r.timestamp
             if r.session_delta:
-                row.state.update(_stored(r.session_delta))
+                _merge(row.state, r.session_delta)
             if r.app_delta:
-                self._app_states.setdefault(r.app_name, {}).update(_stored(r.app_delta))
+                _merge(self._app_states.setdefault(r.app_name, {}), r.app_delta)
             if r.user_delta:
-                key = (r.app_name, r.user_id)
-                self._user_states.setdefault(key, {}).update(_stored(r.user_delta))
+                _merge(self._user_states.setdefault((r.app_name, r.user_id), {}), r.user_delta)
             outcome = AppendOutcome("committed", seq, before)
         if before != r.expected_seq:
             outcome.missed = row.events[r.expected_seq : before]
@@ -194,6 +193,13 @@ def _stored(values: dict[str, Any]) -> dict[str, Any]:
     if not values:
         return {}
     return {k: v if type(v) in _SCALARS else _copy(v) for k, v in values.items()}
+
+
+def _merge(state: dict[str, Any], delta: dict[str, Any]) -> None:
+    """Merge (validated) delta values into a stored state as ``_stored`` copies them, with
+    no intermediate dict: an append merges a delta of a key or two."""
+    for key, value in delta.items():
+        state[key] = value if type(value) in _SCALARS else _copy(value)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
