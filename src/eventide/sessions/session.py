@@ -44,7 +44,7 @@ class Session(EventideModel):
         ``object.__setattr__``, which still costs a lookup in the class): services call this
         once per committed event.
         """
-        fields = self.__dict__
+        fields = vars(self)  # the instance's __dict__, typed as the dict it is
         fields["events"].append(event)
         fields["last_update_time"] = event.__dict__["timestamp"]
         fields["log_position"] = log_position
