@@ -70,7 +70,7 @@ from eventide.errors import (
     UsageError,
 )
 from eventide.events import Event
-from eventide.sessions.base_session_service import BaseSessionService
+from eventide.sessions.base_session_service import BaseSessionService, prepare_event_for_commit
 from eventide.sessions.session import (
     GetSessionConfig,
     ListSessionsResponse,
@@ -342,39 +342,15 @@ class SessionService(BaseSessionService):
         """Commit ``event`` to ``session`` (see :meth:`BaseSessionService.append_event`).
 
         The base class's steps (``prepare_event_for_commit``, then ``_append_event``) in one
-        coroutine, with one pass over the ``state_delta`` that both validates it and finds
-        whether any key is scoped: the Runner commits every event before the agent resumes,
-        so this is paid per event.
-
-        The models' fields are read from their ``__dict__``: pydantic's ``BaseModel``
-        defines ``__getattr__``, which keeps the interpreter from specializing attribute
-        reads on its instances (each costs several times a dict lookup, and a commit makes
-        about twenty).
+        coroutine, using the delta's scope split that the preparation found: the Runner
+        commits every event before the agent resumes, so this is paid per event. Fields are
+        read from the models' ``__dict__`` (see ``prepare_event_for_commit``).
         """
-        fields = event.__dict__
-        if fields["partial"]:
+        if event.__dict__["partial"]:
             return event
-        if not fields["id"]:
-            event.id = new_id()
-        if not fields["timestamp"]:
-            event.timestamp = time.time()
-        delta: dict[str, Any] = fields["actions"].__dict__["state_delta"]
-        session_delta = app_delta = user_delta = None
-        if delta:
-            scoped = False
-            for key, value in delta.items():
-                if key.startswith(_PREFIXES):
-                    scoped = True
-                    if key.startswith(_TEMP):
-                        continue  # temp: values need not be JSON data: they are never stored
-                check_json_value(key, value)
-            if scoped:
-                for key in [k for k in delta if k.startswith(_TEMP)]:
-                    del delta[key]
-                session_delta, app_delta, user_delta = split_delta(delta)
-            else:
-                # Session keys only (the common delta): the event's own dict is that part.
-                session_delta = delta
+        session_delta, app_delta, user_delta = prepare_event_for_commit(event)
+        fields = event.__dict__
+        delta = fields["actions"].__dict__["state_delta"]
         if compare_and_set is None:
             compare_and_set = self.compare_and_set
         store = self._store if self._ready else await self._open()
@@ -575,10 +551,6 @@ def _held_elsewhere(log: _ParsedLog) -> bool:
     still alive, or someone kept the list)."""
     return _references is None or _references(log.events) > _OWN_REFERENCES
 
-
-_TEMP = State.TEMP_PREFIX
-# Any scoped key starts with one of these: one startswith call tells a plain key apart.
-_PREFIXES = (State.TEMP_PREFIX, State.APP_PREFIX, State.USER_PREFIX)
 
 _references: Callable[[object], int] | None = getattr(sys, "getrefcount", None)
 
