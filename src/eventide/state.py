@@ -137,17 +137,23 @@ class State:
 def check_json_value(key: str, value: Any) -> None:
     """Raise :class:`InvalidStateValueError` unless ``value`` is JSON data.
 
-    Much cheaper than a ``json.dumps`` on the hot path: scalars pass at once.
+    Much cheaper than a ``json.dumps`` on the hot path: scalars pass at once (an int, a bool
+    or None by their exact type, before any ``isinstance``: every committed key is checked).
     """
     if isinstance(key, str) and "\x00" in key:
         raise InvalidStateValueError(key=key, path="the key", value_type=_NUL)
+    if value.__class__ in _PLAIN or value is None:
+        return
     if isinstance(value, str):
         if "\x00" in value:
             raise InvalidStateValueError(key=key, path="$", value_type=_NUL)
         return
-    if isinstance(value, int | bool) or value is None:
+    if isinstance(value, int):  # bool too
         return
     _check_nested(key, value, "$")
+
+
+_PLAIN = frozenset({int, bool})
 
 
 # PostgreSQL's jsonb cannot hold U+0000, so no store accepts it (every store must agree).

@@ -42,6 +42,8 @@ __all__ = [
     "test_list_sessions_filters_pages_and_omits_events",
     "test_list_sessions_returns_each_sessions_state",
     "test_non_json_state_value_is_rejected_and_nothing_is_stored",
+    "test_one_delta_mixing_every_scope",
+    "test_a_delta_changed_after_its_commit_changes_nothing_stored",
     "test_nul_character_in_state_is_refused_everywhere",
     "test_partial_events_are_never_stored",
     "test_stale_copy_gets_newer_events_folded_in",
@@ -249,6 +251,46 @@ async def test_temp_state_is_never_stored(session_service: BaseSessionService) -
     fresh = await _reload(session_service, session)
     assert fresh.state == {"kept": 1}
     assert fresh.events[0].actions.state_delta == {"kept": 1}
+
+
+async def test_one_delta_mixing_every_scope(session_service: BaseSessionService) -> None:
+    """Spec 003, state prefixes: one event's delta with app:, user:, temp: and session keys
+    sends each key to its scope and drops the temp: ones (the event's delta included)."""
+    app = _app()
+    session = await session_service.create_session(app_name=app, user_id="alice")
+    delta = {"app:motd": "hi", "user:name": "Alice", "temp:scratch": [1], "step": 2}
+    event = await session_service.append_event(session, _event(**delta))
+    kept = {"app:motd": "hi", "user:name": "Alice", "step": 2}
+    assert event.actions.state_delta == kept
+    assert session.state == kept
+    fresh = await _reload(session_service, session)
+    assert fresh.state == kept
+    assert fresh.events[0].actions.state_delta == kept
+    sibling = await session_service.create_session(app_name=app, user_id="alice")
+    assert (await _reload(session_service, sibling)).state == {
+        "app:motd": "hi",
+        "user:name": "Alice",
+    }
+    bob = await session_service.create_session(app_name=app, user_id="bob")
+    assert (await _reload(session_service, bob)).state == {"app:motd": "hi"}
+    await session_service.append_event(session, _event(**{"temp:only": 1}))
+    assert (await _reload(session_service, session)).state == kept
+
+
+async def test_a_delta_changed_after_its_commit_changes_nothing_stored(
+    session_service: BaseSessionService,
+) -> None:
+    """Contract, stored events are immutable: changing a committed event's state_delta (its
+    keys or a value's contents) afterwards changes neither the stored state nor the stored
+    event."""
+    session = await session_service.create_session(app_name=_app(), user_id="u")
+    event = await session_service.append_event(session, _event(n=1, items=[1]))
+    event.actions.state_delta["n"] = 2
+    event.actions.state_delta["late"] = True
+    event.actions.state_delta["items"].append(2)
+    fresh = await _reload(session_service, session)
+    assert fresh.state == {"n": 1, "items": [1]}
+    assert fresh.events[0].actions.state_delta == {"n": 1, "items": [1]}
 
 
 async def test_partial_events_are_never_stored(session_service: BaseSessionService) -> None:

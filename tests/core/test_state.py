@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+
 import pytest
 
 from eventide import State
@@ -67,3 +69,21 @@ def test_non_json_values_are_rejected_with_their_path(value: object, path: str) 
 
 def test_json_values_pass() -> None:
     check_json_value("k", {"a": [1, 2.5, "x", None, True, {"b": []}]})
+
+
+def test_scalars_pass_by_exact_type_and_by_subclass() -> None:
+    """The exact-type shortcut (int, bool, None) and the isinstance checks behind it agree:
+    subclasses of str and int pass, a NUL in the key is refused whatever the value, and a
+    float still goes through the finiteness check."""
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    class Name(str):
+        pass
+
+    for value in (1, True, None, Level.HIGH, Name("x"), "x", 2.5):
+        check_json_value("k", value)
+    for key, value in (("k\x00", 1), ("k\x00", None), ("k", Name("a\x00")), ("k", float("inf"))):
+        with pytest.raises(InvalidStateValueError):
+            check_json_value(key, value)

@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 from eventide._ids import new_id
 from eventide.events import Event
 from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
+from eventide.sessions.session_store import split_delta
 from eventide.state import State, check_json_value
 
-__all__ = ["BaseSessionService", "prepare_event_for_commit"]
+__all__ = ["BaseSessionService", "DeltaParts", "prepare_event_for_commit"]
 
 _T = TypeVar("_T")
 
@@ -211,20 +212,44 @@ _TEMP = State.TEMP_PREFIX
 _SYNC_LOCK = threading.Lock()
 
 
-def prepare_event_for_commit(event: Event) -> None:
-    """Validate and normalize an event before it is stored (shared by every backend)."""
-    if not event.id:
+# Any scoped key starts with one of these: one startswith call tells a plain key apart.
+_PREFIXES = (State.TEMP_PREFIX, State.APP_PREFIX, State.USER_PREFIX)
+
+# (session, app, user) parts of a delta; None for an empty part.
+DeltaParts = tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
+_NO_PARTS: DeltaParts = (None, None, None)
+
+
+def prepare_event_for_commit(event: Event) -> DeltaParts:
+    """Validate and normalize an event before it is stored (shared by every backend), and
+    return its ``state_delta`` split by scope.
+
+    The event gets an id and a timestamp if it lacks them; every value but a ``temp:`` one
+    must be JSON data (``InvalidStateValueError``); ``temp:`` keys are removed from the
+    delta. One pass over the delta does the checks and finds whether any key is scoped: a
+    delta of session keys only (the common one) is its own session part, with no split.
+
+    Fields are read from the models' ``__dict__``: pydantic's ``BaseModel`` defines
+    ``__getattr__``, which keeps the interpreter from specializing attribute reads on its
+    instances, and the Runner commits every event before the agent resumes.
+    """
+    fields = event.__dict__
+    if not fields["id"]:
         event.id = new_id()
-    if not event.timestamp:
+    if not fields["timestamp"]:
         event.timestamp = time.time()
-    delta = event.actions.state_delta
-    if delta:
-        temp_keys = None
-        for key, value in delta.items():
+    delta: dict[str, Any] = fields["actions"].__dict__["state_delta"]
+    if not delta:
+        return _NO_PARTS
+    scoped = False
+    for key, value in delta.items():
+        if key.startswith(_PREFIXES):
+            scoped = True
             if key.startswith(_TEMP):
-                temp_keys = [*temp_keys, key] if temp_keys else [key]
-            else:
-                check_json_value(key, value)
-        if temp_keys:
-            for key in temp_keys:
-                del delta[key]
+                continue  # temp: values need not be JSON data: they are never stored
+        check_json_value(key, value)
+    if not scoped:
+        return delta, None, None
+    for key in [k for k in delta if k.startswith(_TEMP)]:
+        del delta[key]
+    return split_delta(delta) if delta else _NO_PARTS

@@ -15,7 +15,6 @@ from typing import Any, cast
 
 from eventide.sessions.session_store import (
     AppendOutcome,
-    AppendRequest,
     ListedSession,
     LoadedSession,
     StoredEvent,
@@ -141,33 +140,46 @@ class InMemorySessionStore:
             keys = self._keys[app_name]
             del keys[bisect.bisect_left(keys, (user_id, session_id))]
 
-    async def append(self, request: AppendRequest) -> AppendOutcome:
-        r = request
-        row = self._sessions.get((r.app_name, r.user_id, r.session_id))
+    async def append(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        event_id: str,
+        invocation_id: str,
+        timestamp: float,
+        event_json: str,
+        session_delta: dict[str, Any] | None,
+        app_delta: dict[str, Any] | None,
+        user_delta: dict[str, Any] | None,
+        expected_seq: int,
+        compare_and_set: bool,
+    ) -> AppendOutcome:
+        row = self._sessions.get((app_name, user_id, session_id))
         if row is None:
-            return AppendOutcome(status="missing", seq=0, before=0)
-        before = len(row.events)
-        if r.compare_and_set and before != r.expected_seq:
-            return AppendOutcome(status="stale", seq=before, before=before)
-        if r.event_id in row.event_ids:
-            outcome = AppendOutcome(status="duplicate", seq=before, before=before)
+            return AppendOutcome("missing", 0, 0)
+        events = row.events
+        before = len(events)
+        if compare_and_set and before != expected_seq:
+            return AppendOutcome("stale", before, before)
+        if event_id in row.event_ids:
+            outcome = AppendOutcome("duplicate", before, before)
         else:
             seq = before + 1
-            row.events.append(StoredEvent(seq=seq, event_id=r.event_id, event_json=r.event_json))
-            row.timestamps.append(r.timestamp)
-            row.event_ids.add(r.event_id)
-            row.update_time = r.timestamp
-            if r.session_delta:
-                row.state.update(_stored(r.session_delta))
-            if r.app_delta:
-                self._app_states.setdefault(r.app_name, {}).update(_stored(r.app_delta))
-            if r.user_delta:
-                key = (r.app_name, r.user_id)
-                self._user_states.setdefault(key, {}).update(_stored(r.user_delta))
-            outcome = AppendOutcome(status="committed", seq=seq, before=before)
-        if before != r.expected_seq:
-            outcome.missed = row.events[r.expected_seq : before]
-            outcome.state = self._merged(r.app_name, r.user_id, row)
+            events.append(StoredEvent(seq, event_id, event_json))
+            row.timestamps.append(timestamp)
+            row.event_ids.add(event_id)
+            row.update_time = timestamp
+            if session_delta:
+                _merge(row.state, session_delta)
+            if app_delta:
+                _merge(self._app_states.setdefault(app_name, {}), app_delta)
+            if user_delta:
+                _merge(self._user_states.setdefault((app_name, user_id), {}), user_delta)
+            outcome = AppendOutcome("committed", seq, before)
+        if before != expected_seq:
+            outcome.missed = events[expected_seq:before]
+            outcome.state = self._merged(app_name, user_id, row)
         return outcome
 
     async def close(self) -> None:
@@ -194,6 +206,13 @@ def _stored(values: dict[str, Any]) -> dict[str, Any]:
     if not values:
         return {}
     return {k: v if type(v) in _SCALARS else _copy(v) for k, v in values.items()}
+
+
+def _merge(state: dict[str, Any], delta: dict[str, Any]) -> None:
+    """Merge (validated) delta values into a stored state as ``_stored`` copies them, with
+    no intermediate dict: an append merges a delta of a key or two."""
+    for key, value in delta.items():
+        state[key] = value if type(value) in _SCALARS else _copy(value)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -35,7 +35,6 @@ from eventide._sql_migrations import migrate_postgres
 from eventide.errors import BackendError
 from eventide.sessions.session_store import (
     AppendOutcome,
-    AppendRequest,
     ListedSession,
     LoadedSession,
     StoredEvent,
@@ -432,7 +431,7 @@ class PostgresSessionStore:
             if r[6] is None:
                 head = r
             else:
-                events.append(StoredEvent(seq=r[6], event_id=r[7], event_json=r[8]))
+                events.append(StoredEvent(r[6], r[7], r[8]))
         if head is None:
             return None
         # Newest first from the server (UNION ALL promises no order, so sort: linear on a
@@ -507,26 +506,39 @@ class PostgresSessionStore:
 
         await self._run(work)
 
-    async def append(self, request: AppendRequest) -> AppendOutcome:
-        r = request
+    async def append(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        event_id: str,
+        invocation_id: str,
+        timestamp: float,
+        event_json: str,
+        session_delta: dict[str, Any] | None,
+        app_delta: dict[str, Any] | None,
+        user_delta: dict[str, Any] | None,
+        expected_seq: int,
+        compare_and_set: bool,
+    ) -> AppendOutcome:
         # In the order of the statement's parameters (checked at import).
         args: tuple[Any, ...] = (
-            r.app_name,
-            r.user_id,
-            r.session_id,
-            r.event_id,
-            r.invocation_id,
-            r.timestamp,
-            r.event_json,
-            r.compare_and_set,
-            r.expected_seq,
-            encode_json(r.session_delta) if r.session_delta else None,
+            app_name,
+            user_id,
+            session_id,
+            event_id,
+            invocation_id,
+            timestamp,
+            event_json,
+            compare_and_set,
+            expected_seq,
+            encode_json(session_delta) if session_delta else None,
         )
-        if r.app_delta:
-            args += (encode_json(r.app_delta),)
-        if r.user_delta:
-            args += (encode_json(r.user_delta),)
-        statement = _APPEND_NATIVE[bool(r.app_delta), bool(r.user_delta)]
+        if app_delta:
+            args += (encode_json(app_delta),)
+        if user_delta:
+            args += (encode_json(user_delta),)
+        statement = _APPEND_NATIVE[bool(app_delta), bool(user_delta)]
 
         async def work(driver: Any) -> Any:
             return await driver.fetchrow(statement, *args)
@@ -536,12 +548,12 @@ class PostgresSessionStore:
         row = await self._run_native(work)
         before, seq = row[0], row[1]
         if before is None:
-            return AppendOutcome(status="missing", seq=0, before=0)
+            return AppendOutcome("missing", 0, 0)
         if seq is not None:
-            return AppendOutcome(status="committed", seq=int(seq), before=int(seq) - 1)
-        if r.compare_and_set and before != r.expected_seq:
-            return AppendOutcome(status="stale", seq=int(before), before=int(before))
-        return AppendOutcome(status="duplicate", seq=int(before), before=int(before))
+            return AppendOutcome("committed", int(seq), int(seq) - 1)
+        if compare_and_set and before != expected_seq:
+            return AppendOutcome("stale", int(before), int(before))
+        return AppendOutcome("duplicate", int(before), int(before))
 
     async def _run_native(self, work: Callable[[Any], Awaitable[_T]], *, retry: bool = True) -> _T:
         """Run ``work(driver)`` on an asyncpg driver directly: an idle one of the store's

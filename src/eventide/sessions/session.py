@@ -40,11 +40,14 @@ class Session(EventideModel):
     def record_commit(self, event: Event, log_position: int) -> None:
         """For session services: append a committed event to this copy.
 
-        Fields are set with ``object.__setattr__``, bypassing pydantic's slower one.
+        Fields are set in ``__dict__`` directly, bypassing pydantic's ``__setattr__`` (and
+        ``object.__setattr__``, which still costs a lookup in the class): services call this
+        once per committed event.
         """
-        self.events.append(event)
-        object.__setattr__(self, "last_update_time", event.timestamp)
-        object.__setattr__(self, "log_position", log_position)
+        fields = vars(self)  # the instance's __dict__, typed as the dict it is
+        fields["events"].append(event)
+        fields["last_update_time"] = event.__dict__["timestamp"]
+        fields["log_position"] = log_position
 
     def set_log_position(self, log_position: int) -> None:
         """For session services: this copy now reflects the first ``log_position`` events."""

@@ -70,7 +70,7 @@ from eventide.errors import (
     UsageError,
 )
 from eventide.events import Event
-from eventide.sessions.base_session_service import BaseSessionService
+from eventide.sessions.base_session_service import BaseSessionService, prepare_event_for_commit
 from eventide.sessions.session import (
     GetSessionConfig,
     ListSessionsResponse,
@@ -79,7 +79,6 @@ from eventide.sessions.session import (
 )
 from eventide.sessions.session_store import (
     AppendOutcome,
-    AppendRequest,
     LoadedSession,
     SessionStore,
     StoredEvent,
@@ -337,18 +336,28 @@ class SessionService(BaseSessionService):
         self._parsed.pop((app_name, user_id, session_id), None)
         await store.delete(app_name=app_name, user_id=user_id, session_id=session_id)
 
-    async def _append_event(
-        self, session: Session, event: Event, compare_and_set: bool | None
-    ) -> None:
+    async def append_event(
+        self, session: Session, event: Event, *, compare_and_set: bool | None = None
+    ) -> Event:
+        """Commit ``event`` to ``session`` (see :meth:`BaseSessionService.append_event`).
+
+        The base class's steps (``prepare_event_for_commit``, then ``_append_event``) in one
+        coroutine, using the delta's scope split that the preparation found: the Runner
+        commits every event before the agent resumes, so this is paid per event. Fields are
+        read from the models' ``__dict__`` (see ``prepare_event_for_commit``).
+        """
+        if event.__dict__["partial"]:
+            return event
+        session_delta, app_delta, user_delta = prepare_event_for_commit(event)
+        fields = event.__dict__
+        delta = fields["actions"].__dict__["state_delta"]
         if compare_and_set is None:
             compare_and_set = self.compare_and_set
         store = self._store if self._ready else await self._open()
-        delta = event.actions.state_delta
-        session_delta, app_delta, user_delta = split_delta(delta) if delta else (None, None, None)
         # pydantic-core's serializer directly: model_dump_json's Python wrapper costs about
         # as much again as serializing a small event.
         # (The event's own class: Event's schema is built lazily, and subclasses keep theirs.)
-        event_json = event.__pydantic_serializer__.to_json(event, exclude_none=True).decode()
+        event_json = type(event).__pydantic_serializer__.to_json(event, exclude_none=True).decode()
         if len(event_json) * 4 > self.max_event_bytes:  # cheap bound before the exact size
             size = len(event_json.encode())
             if size > self.max_event_bytes:
@@ -358,28 +367,27 @@ class SessionService(BaseSessionService):
                     size=size,
                     limit=self.max_event_bytes,
                 )
-        expected = session.log_position
+        where = session.__dict__
+        expected: int = where["log_position"]
         outcome = await store.append(
-            AppendRequest(
-                app_name=session.app_name,
-                user_id=session.user_id,
-                session_id=session.id,
-                event_id=event.id,
-                invocation_id=event.invocation_id,
-                timestamp=event.timestamp,
-                event_json=event_json,
-                session_delta=session_delta,
-                app_delta=app_delta,
-                user_delta=user_delta,
-                expected_seq=expected,
-                compare_and_set=compare_and_set,
-            )
+            where["app_name"],
+            where["user_id"],
+            where["id"],
+            fields["id"],
+            fields["invocation_id"],
+            fields["timestamp"],
+            event_json,
+            session_delta,
+            app_delta,
+            user_delta,
+            expected,
+            compare_and_set,
         )
         status = outcome.status
         if status == "committed":
             if outcome.before == expected:
                 if delta:
-                    session.state.update(delta)
+                    where["state"].update(delta)
             else:
                 await self._fold(session, outcome, outcome.before)
             session.record_commit(event, outcome.seq)
@@ -393,6 +401,14 @@ class SessionService(BaseSessionService):
             raise SessionNotFoundError(
                 app_name=session.app_name, user_id=session.user_id, session_id=session.id
             )
+        return event
+
+    async def _append_event(
+        self, session: Session, event: Event, compare_and_set: bool | None
+    ) -> None:
+        # Only reached through BaseSessionService.append_event, which this class overrides;
+        # the event is prepared already, so the override's steps are no-ops but the commit.
+        await self.append_event(session, event, compare_and_set=compare_and_set)
 
     async def _fold(self, session: Session, outcome: AppendOutcome, upto: int) -> None:
         """Bring a stale copy up to date: other writers' events (up to ``upto``) and state."""

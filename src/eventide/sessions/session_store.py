@@ -34,9 +34,15 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class AppendRequest:
-    """One event to commit, already validated and serialized."""
+    """One event to commit, already validated and serialized: ``SessionStore.append``'s
+    arguments, in order, for a store that hands them on to helpers (SQLite's).
+
+    Positional, like ``StoredEvent`` and ``AppendOutcome``: passing a dozen fields by
+    keyword costs about 200 ns more per event (a store appending in memory takes a few
+    microseconds in all).
+    """
 
     app_name: str
     user_id: str
@@ -54,7 +60,7 @@ class AppendRequest:
     compare_and_set: bool
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class StoredEvent:
     """An event row: its sequence number, id and JSON text."""
 
@@ -63,7 +69,7 @@ class StoredEvent:
     event_json: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class AppendOutcome:
     """What an append did.
 
@@ -171,8 +177,27 @@ class SessionStore(Protocol):
         """Delete a session and its events."""
         ...
 
-    async def append(self, request: AppendRequest) -> AppendOutcome:
-        """Commit one event and its state deltas atomically."""
+    async def append(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        event_id: str,
+        invocation_id: str,
+        timestamp: float,
+        event_json: str,
+        session_delta: dict[str, Any] | None,
+        app_delta: dict[str, Any] | None,
+        user_delta: dict[str, Any] | None,
+        expected_seq: int,
+        compare_and_set: bool,
+    ) -> AppendOutcome:
+        """Commit one event and its state deltas atomically.
+
+        The arguments are ``AppendRequest``'s fields, passed positionally rather than as one
+        object: building one cost about 2% of a whole in-memory commit. The deltas may be
+        the event's own dict: a store copies what it keeps.
+        """
         ...
 
     async def close(self) -> None:

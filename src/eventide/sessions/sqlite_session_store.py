@@ -577,7 +577,7 @@ class SqliteSessionStore:
                 _EVENTS_AFTER_TIME, (pk, after_seq, upto_seq, after_timestamp, n)
             ).fetchall()
         rows.reverse()
-        return [StoredEvent(seq=r[0], event_id=r[1], event_json=r[2]) for r in rows]
+        return [StoredEvent(r[0], r[1], r[2]) for r in rows]
 
     async def load_initial_state(
         self, *, app_name: str, user_id: str, session_id: str
@@ -629,7 +629,35 @@ class SqliteSessionStore:
 
         await self._run(delete)
 
-    async def append(self, request: AppendRequest) -> AppendOutcome:
+    async def append(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        event_id: str,
+        invocation_id: str,
+        timestamp: float,
+        event_json: str,
+        session_delta: dict[str, Any] | None,
+        app_delta: dict[str, Any] | None,
+        user_delta: dict[str, Any] | None,
+        expected_seq: int,
+        compare_and_set: bool,
+    ) -> AppendOutcome:
+        request = AppendRequest(
+            app_name,
+            user_id,
+            session_id,
+            event_id,
+            invocation_id,
+            timestamp,
+            event_json,
+            session_delta,
+            app_delta,
+            user_delta,
+            expected_seq,
+            compare_and_set,
+        )
         return await self._run(self._append, request)
 
     def _append(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
@@ -679,7 +707,7 @@ class SqliteSessionStore:
                     _guarded(conn, statement, (seq, r.timestamp, *args, *where), r.session_id)
                 if r.app_delta or r.user_delta:
                     self._merge_scopes(conn, r)
-                return AppendOutcome(status="committed", seq=seq, before=r.expected_seq)
+                return AppendOutcome("committed", seq, r.expected_seq)
         if not r.session_delta:
             rows = conn.execute(_BUMP, (r.timestamp, *where)).fetchall()
         elif session_set is not None:
@@ -691,13 +719,13 @@ class SqliteSessionStore:
             rows = conn.execute(_BUMP_WITH_STATE, (r.timestamp, *where)).fetchall()
         if not rows:
             conn.execute("ROLLBACK")
-            return AppendOutcome(status="missing", seq=0, before=0)
+            return AppendOutcome("missing", 0, 0)
         row = rows[0]
         pk, seq = row[0], row[1]
         before = seq - 1
         if r.compare_and_set and before != r.expected_seq:
             conn.execute("ROLLBACK")
-            return AppendOutcome(status="stale", seq=before, before=before)
+            return AppendOutcome("stale", before, before)
         cur = conn.execute(
             _INSERT_EVENT,
             (
@@ -716,7 +744,7 @@ class SqliteSessionStore:
             # Already stored (a retry, or another writer with the same event): undo the
             # sequence bump and report what the caller's copy is missing.
             conn.execute("ROLLBACK")
-            outcome = AppendOutcome(status="duplicate", seq=before, before=before)
+            outcome = AppendOutcome("duplicate", before, before)
             if before != r.expected_seq:
                 self._fill_missed(conn, r, pk, before, outcome)
             return outcome
@@ -725,7 +753,7 @@ class SqliteSessionStore:
             state.update(r.session_delta)
             conn.execute(_SET_SESSION_STATE, (dumps_json(state), pk))
         self._merge_scopes(conn, r)
-        outcome = AppendOutcome(status="committed", seq=seq, before=before)
+        outcome = AppendOutcome("committed", seq, before)
         if before != r.expected_seq:
             self._fill_missed(conn, r, pk, before, outcome)
         return outcome
