@@ -9,7 +9,7 @@ target's events pass up through the transferring agent's generator, as google-ad
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any
 
 import pydantic
@@ -76,10 +76,9 @@ async def _run_step(
 ) -> AsyncGenerator[Event, None]:
     request = await build_request(agent, ctx)
     actions = EventActions()
-    callback_context = CallbackContext(ctx, event_actions=actions)
     event_id = new_id()
     final: Event | None = None
-    async for response in _model_responses(agent, ctx, callback_context, request):
+    async for response in _model_responses(agent, ctx, actions, request):
         event = _to_event(agent, ctx, response, event_id, actions)
         if event.partial:
             yield event
@@ -165,7 +164,24 @@ async def after_tool_responses(
         yield _final_text_event(agent, ctx, answer)
 
 
-async def _model_responses(
+def _model_responses(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    actions: EventActions,
+    request: LlmRequest,
+) -> AsyncIterator[LlmResponse]:
+    """The model's responses after the before/after/error model callbacks (``actions``: what
+    the callbacks' context records, for the model's event)."""
+    if not (agent.before_model or agent.after_model or agent.on_model_error):
+        # No model hooks: the model's own generator, not one more layer around it (and no
+        # callback context to build).
+        ctx.increment_llm_call_count()
+        stream = ctx.run_config.streaming_mode is StreamingMode.SSE
+        return agent.model.generate_content_async(request, stream=stream)
+    return _hooked_model_responses(agent, ctx, CallbackContext(ctx, event_actions=actions), request)
+
+
+async def _hooked_model_responses(
     agent: ResolvedAgent,
     ctx: InvocationContext,
     callback_context: CallbackContext,
@@ -253,6 +269,8 @@ def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest)
         if long_running:
             event.long_running_tool_ids = long_running
         return
+    if not agent.output_key and agent.output_schema is None:
+        return  # nothing to check or store: the answer's text is not needed
     if event.error_code or not event.is_final_response() or event.content is None:
         return
     text = event.content.text
