@@ -175,6 +175,7 @@ class StreamAssembler:
             return self._ended
         parts: list[types.Part] = []
         problems: list[str] = []
+        missing_ids = False
         for slot in self._slots:
             if isinstance(slot, _Text):
                 parts.append(_text_part("".join(slot.chunks), slot.thought, slot.signature))
@@ -185,6 +186,7 @@ class StreamAssembler:
                     args, problem = slot.args, None
                 if problem:
                     problems.append(f"{slot.name}: {problem}")
+                missing_ids = missing_ids or not slot.call_id
                 parts.append(
                     types.Part(
                         function_call=types.FunctionCall(
@@ -193,6 +195,8 @@ class StreamAssembler:
                     )
                 )
             else:
+                call = slot.function_call
+                missing_ids = missing_ids or (call is not None and not call.id)
                 parts.append(slot)
         if not self._finished:
             incomplete = problems or any(isinstance(s, _Call) and not s.name for s in self._slots)
@@ -208,7 +212,7 @@ class StreamAssembler:
                 "The model's stream ended without a finish reason; its content is complete, "
                 "so it is used as the answer."
             )
-        if any(p.function_call is not None and not p.function_call.id for p in parts):
+        if missing_ids:
             fill_missing_call_ids(parts, calls_before=self.calls_before)
         response = LlmResponse(
             content=types.Content(role="model", parts=parts) if parts else None,
