@@ -14,6 +14,7 @@ from eventide.flows.resolved_agent import Instruction, ResolvedAgent
 from eventide.flows.transfer import TransferToAgentTool, transfer_instruction
 from eventide.models.llm_request import LlmRequest
 from eventide.protocol import SET_MODEL_RESPONSE
+from eventide.tools.base_tool import BaseTool
 from eventide.tools.set_model_response_tool import SetModelResponseTool
 
 __all__ = ["build_request", "contents_for"]
@@ -57,7 +58,8 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     request.append_instructions(instructions)
 
     request.contents = contents_for(agent, ctx)
-    if agent.static_instruction is not None and any(dynamic):
+    inserted = agent.static_instruction is not None and any(dynamic)
+    if inserted:
         _insert_turn_instructions(request.contents, "\n\n".join(d for d in dynamic if d))
 
     if agent.transfer_targets:
@@ -69,7 +71,36 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
         tool_context = ToolContext(ctx)
         for tool in tools:
             await tool.process_llm_request(tool_context=tool_context, llm_request=request)
+    request.history_unchanged = (
+        not inserted and _from_contents_cache(agent, ctx) and _leaves_contents_alone(agent, tools)
+    )
     return request
+
+
+def _from_contents_cache(agent: ResolvedAgent, ctx: InvocationContext) -> bool:
+    """Whether :func:`contents_for` takes the conversation from the Runner's cache (the same
+    Content objects from one call to the next)."""
+    return (
+        ctx.contents_cache is not None
+        and agent.context_limit is None
+        and agent.include_contents != "none"
+    )
+
+
+def _leaves_contents_alone(agent: ResolvedAgent, tools: list[BaseTool]) -> bool:
+    """Whether nothing that sees this call's request may change its contents in place: no
+    model hooks (plugins' included), planner or code executor, and only tools that just
+    declare themselves."""
+    return (
+        not agent.before_model
+        and not agent.on_model_error
+        and agent.planner is None
+        and agent.code_executor is None
+        and all(type(tool).process_llm_request is _DECLARE_ONLY for tool in tools)
+    )
+
+
+_DECLARE_ONLY = BaseTool.process_llm_request
 
 
 def _own_copy(config: types.GenerateContentConfig) -> types.GenerateContentConfig:
