@@ -667,7 +667,7 @@ class Runner:
             author=USER_AUTHOR,
             branch=branch,
             content=content,
-            actions=EventActions(state_delta=dict(state_delta or {})),
+            actions=EventActions(state_delta=dict(state_delta)) if state_delta else EventActions(),
         )
         if ctx.run_config.custom_metadata:
             _add_run_metadata(event, ctx.run_config.custom_metadata)
