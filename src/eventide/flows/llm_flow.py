@@ -62,35 +62,40 @@ async def run_llm_flow(
         if ctx.end_invocation:
             return
     while True:
+        # One step: a model call, then the tools it called. The model call is made here,
+        # not in a generator of its own: one layer less for every event of the turn.
         step = FlowStep()
-        async for event in _run_step(agent, ctx, step):
+        request = await build_request(agent, ctx)
+        actions = EventActions()
+        event_id = new_id()
+        final: Event | None = None
+        async for response in _model_responses(agent, ctx, actions, request):
+            event = _to_event(agent, ctx, response, event_id, actions)
+            if not event.partial:
+                _finish_model_event(agent, event, request)
+                final = event
             step.last = event
             yield event
+        if final is not None:
+            calls = final.get_function_calls()
+            if calls:
+                async for event in _run_tools(agent, ctx, step, request, final, calls):
+                    step.last = event
+                    yield event
         last = step.last
         if step.done or ctx.end_invocation or last is None or last.is_final_response():
             return
 
 
-async def _run_step(
-    agent: ResolvedAgent, ctx: InvocationContext, step: FlowStep
+async def _run_tools(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    step: FlowStep,
+    request: LlmRequest,
+    final: Event,
+    calls: list[types.FunctionCall],
 ) -> AsyncGenerator[Event, None]:
-    request = await build_request(agent, ctx)
-    actions = EventActions()
-    event_id = new_id()
-    final: Event | None = None
-    async for response in _model_responses(agent, ctx, actions, request):
-        event = _to_event(agent, ctx, response, event_id, actions)
-        if event.partial:
-            yield event
-            continue
-        _finish_model_event(agent, event, request)
-        final = event
-        yield event
-    if final is None:
-        return
-    calls = final.get_function_calls()
-    if not calls:
-        return
+    """Run the calls of the model's event ``final``; what follows their answers."""
     if ctx.resumable and len(calls) > 1:
         # Each call is committed as it finishes: a crash re-runs only the unfinished ones.
         responses = ToolResponses()
