@@ -380,10 +380,47 @@ def read_chat_completion(data: JsonObject, assembler: StreamAssembler) -> None:
         return
     choice = choices[0]
     message = obj(choice.get("message"))
+    raw_finish = string(choice.get("finish_reason"))
+    text = _plain_text(message)
+    if text is not None:
+        finish = _FINISH_REASONS.get(raw_finish, "OTHER") if raw_finish else None
+        if finish != "SAFETY":
+            # The usual answer, text alone: the response the assembler would build from it,
+            # built directly.
+            assembler.end_with(
+                LlmResponse(
+                    content=types.Content(role="model", parts=[types.Part(text=text)]),
+                    finish_reason=finish,
+                    usage_metadata=assembler.usage,
+                    grounding_metadata=assembler.grounding_metadata,
+                    model_version=assembler.model_version,
+                    turn_complete=True,
+                )
+            )
+            return
+    _read_choice(message, raw_finish, assembler)
+
+
+def _read_choice(message: JsonObject, raw_finish: str | None, assembler: StreamAssembler) -> None:
+    """Feed a whole response's message and finish reason into ``assembler``, part by part."""
     _read_message(message, assembler, whole=True)
-    _read_finish(string(choice.get("finish_reason")), assembler)
+    _read_finish(raw_finish, assembler)
     # A finish reason may be missing from a whole response; the response is complete.
     assembler.finish(None)
+
+
+def _plain_text(message: JsonObject) -> str | None:
+    """The message's text when that is all it holds (no reasoning, refusal or tool calls)."""
+    text = message.get("content")
+    if not text or not isinstance(text, str):
+        return None
+    for key in _NOT_PLAIN:
+        if message.get(key):
+            return None
+    return text
+
+
+_NOT_PLAIN = ("reasoning_content", "reasoning", "refusal", "tool_calls")
 
 
 def feed_chat_chunk(data: JsonObject, assembler: StreamAssembler) -> list[LlmResponse]:
