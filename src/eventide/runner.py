@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide._ids import new_invocation_id
+from eventide._model import construct_trusted
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
@@ -666,12 +667,19 @@ class Runner:
             if _answers_credential_request(content):
                 content = await _store_credentials(ctx, content)
             ctx.user_content = content
-        event = Event(
-            invocation_id=ctx.invocation_id,
-            author=USER_AUTHOR,
-            branch=branch,
-            content=content,
-            actions=EventActions(state_delta=dict(state_delta)) if state_delta else EventActions(),
+        # Every value is already of its field's type (the content was validated by
+        # to_content): taken as it is.
+        event = construct_trusted(
+            Event,
+            {
+                "invocation_id": ctx.invocation_id,
+                "author": USER_AUTHOR,
+                "branch": branch,
+                "content": content,
+                "actions": EventActions(state_delta=dict(state_delta))
+                if state_delta
+                else EventActions(),
+            },
         )
         if ctx.run_config.custom_metadata:
             _add_run_metadata(event, ctx.run_config.custom_metadata)

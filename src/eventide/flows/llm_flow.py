@@ -16,6 +16,7 @@ import pydantic
 
 from eventide import types
 from eventide._ids import new_id
+from eventide._model import construct_trusted
 from eventide.contexts import CallbackContext, InvocationContext
 from eventide.errors import AgentNotFoundError
 from eventide.events import Event, EventActions
@@ -223,19 +224,27 @@ def _to_event(
     event_id: str,
     actions: EventActions,
 ) -> Event:
-    # A response's __dict__ holds exactly its fields: one pass, no getattr per field.
+    # A response's __dict__ holds its fields (and, after set_error, the error behind them):
+    # one pass, no getattr per field.
     fields: dict[str, Any] = {
-        name: value for name, value in response.__dict__.items() if value is not None
+        name: value
+        for name, value in response.__dict__.items()
+        if value is not None and name in _RESPONSE_FIELDS
     }
-    return Event(
-        **fields,
-        id=event_id,
-        invocation_id=ctx.invocation_id,
-        author=agent.name,
-        branch=ctx.branch,
-        # Partial chunks never carry actions: they are not committed.
-        actions=EventActions() if response.partial else actions,
-    )
+    fields["id"] = event_id
+    fields["invocation_id"] = ctx.invocation_id
+    fields["author"] = agent.name
+    fields["branch"] = ctx.branch
+    # Partial chunks never carry actions: they are not committed.
+    fields["actions"] = EventActions() if response.partial else actions
+    if type(response) is LlmResponse and not agent.after_model:
+        # The connector's own response, fields validated when it was built and not
+        # replaced by a hook: taken as they are.
+        return construct_trusted(Event, fields)
+    return Event(**fields)
+
+
+_RESPONSE_FIELDS = frozenset(LlmResponse.model_fields)
 
 
 def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from eventide import types
+from eventide._model import construct_trusted
 from eventide.errors import UsageError
 from eventide.models._history import (
     CallIdAssigner,
@@ -387,14 +388,20 @@ def read_chat_completion(data: JsonObject, assembler: StreamAssembler) -> None:
         if finish != "SAFETY":
             # The usual answer, text alone: the response the assembler would build from it,
             # built directly.
+            # (Values of the fields' types, read above: taken without validation.)
+            part = construct_trusted(types.Part, {"text": text})
+            content = construct_trusted(types.Content, {"role": "model", "parts": [part]})
             assembler.end_with(
-                LlmResponse(
-                    content=types.Content(role="model", parts=[types.Part(text=text)]),
-                    finish_reason=finish,
-                    usage_metadata=assembler.usage,
-                    grounding_metadata=assembler.grounding_metadata,
-                    model_version=assembler.model_version,
-                    turn_complete=True,
+                construct_trusted(
+                    LlmResponse,
+                    {
+                        "content": content,
+                        "finish_reason": finish,
+                        "usage_metadata": assembler.usage,
+                        "grounding_metadata": assembler.grounding_metadata,
+                        "model_version": assembler.model_version,
+                        "turn_complete": True,
+                    },
                 )
             )
             return

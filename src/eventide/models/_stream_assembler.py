@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from eventide import types
+from eventide._model import construct_trusted
 from eventide.errors import ModelBehaviorError
 from eventide.models._failures import malformed_stream
 from eventide.models._history import fill_missing_call_ids, json_arguments
@@ -253,10 +254,14 @@ def token_usage(
     """Token counts in Eventide's terms; the total is the sum when the provider omits it."""
     if total is None and (prompt is not None or output is not None):
         total = (prompt or 0) + (output or 0)
-    return types.UsageMetadata(
-        prompt_token_count=prompt,
-        candidates_token_count=output,
-        total_token_count=total,
-        cached_content_token_count=cached,
-        thoughts_token_count=thoughts,
+    # Whole numbers or None, as the signature says: taken without validation.
+    return construct_trusted(
+        types.UsageMetadata,
+        {
+            "prompt_token_count": prompt,
+            "candidates_token_count": output,
+            "total_token_count": total,
+            "cached_content_token_count": cached,
+            "thoughts_token_count": thoughts,
+        },
     )
