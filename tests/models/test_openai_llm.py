@@ -10,7 +10,14 @@ import pytest
 from eventide import types
 from eventide.errors import ConfigurationError
 from eventide.models._history import CallIdAssigner
-from eventide.models._openai_chat_format import _assistant_message, chat_messages
+from eventide.models._openai_chat_format import (
+    _assistant_message,
+    _read_choice,
+    _read_common,
+    chat_messages,
+    read_chat_completion,
+)
+from eventide.models._stream_assembler import StreamAssembler
 from eventide.models.llm_request import LlmRequest
 from eventide.models.openai_llm import OpenAILlm
 from eventide.models.registry import LLMRegistry
@@ -666,3 +673,32 @@ def test_conversation_messages_are_the_sdk_loops_messages() -> None:
         config=types.GenerateContentConfig(system_instruction="Answer briefly."),
     )
     assert chat_messages(request) == expected
+
+
+_WHOLE_ANSWERS = [
+    ({"role": "assistant", "content": "Hi!"}, "stop"),
+    ({"role": "assistant", "content": "Hi!"}, "length"),
+    ({"role": "assistant", "content": "Hi!"}, "weird"),
+    ({"role": "assistant", "content": "Hi!"}, None),
+    ({"role": "assistant", "content": "Hi!"}, "content_filter"),
+    ({"role": "assistant", "content": "Hi!", "refusal": None, "tool_calls": []}, "stop"),
+    ({"role": "assistant", "content": "Hi!", "reasoning_content": "hmm"}, "stop"),
+    ({"role": "assistant", "content": "", "refusal": "no"}, "stop"),
+]
+
+
+@pytest.mark.parametrize(("message", "finish"), _WHOLE_ANSWERS, ids=repr)
+def test_a_plain_text_answer_reads_as_the_general_reading(
+    message: dict[str, Any], finish: str | None
+) -> None:
+    """The shortcut for a whole answer of text alone gives the response that feeding the
+    assembler part by part gives."""
+    data = completion(message, finish) if finish else completion(message)
+    if finish is None:
+        del data["choices"][0]["finish_reason"]
+    read = StreamAssembler(calls_before=0, partials=False)
+    read_chat_completion(data, read)
+    general = StreamAssembler(calls_before=0, partials=False)
+    _read_common(data, general)
+    _read_choice(message, finish, general)
+    assert read.final() == general.final()

@@ -36,6 +36,8 @@ def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
         root: the Runner's root agent.
         ctx: the invocation's context; its session already holds the user's new event.
     """
+    if not root.sub_agents:
+        return root  # the only agent answers every turn (what the rules below come to)
     events = ctx.session.events
     user_content = ctx.user_content
     # A function response from the user goes to the agent that issued the matching call.

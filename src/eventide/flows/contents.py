@@ -91,12 +91,15 @@ class ContentsBuilder:
             return
         in_place: list[types.Part] = []
         answered: _Block | None = None
+        # Whether a kept part is a call or a response (noted here, not in later passes).
+        calls = responses = False
         for part in content.parts:
             call = part.function_call
             response = part.function_response
             if call is not None:
                 if call.name in SYNTHETIC_FUNCTIONS:
                     continue
+                calls = True
             elif response is not None:
                 if response.name in SYNTHETIC_FUNCTIONS:
                     continue
@@ -107,6 +110,7 @@ class ContentsBuilder:
                     self._refresh_answer(block)
                     answered = block
                     continue
+                responses = True
             in_place.append(part)
         if not in_place:
             if answered is not None:
@@ -114,18 +118,19 @@ class ContentsBuilder:
             return
         self._answered_last = None
         author = event.author
-        if author not in (USER_AUTHOR, self._agent_name):
+        if author != USER_AUTHOR and author != self._agent_name:
             main = _as_context(author, in_place)
-        elif author == USER_AUTHOR or any(p.function_response is not None for p in in_place):
+        elif author == USER_AUTHOR or responses:
             main = types.Content(role="user", parts=in_place)
         else:
             main = types.Content(role="model", parts=in_place)
         block = _Block(author=author, main=main)
         self._blocks.append(block)
         self._flat.append(main)
-        for part in in_place:
-            if part.function_call is not None and part.function_call.id:
-                self._call_block[part.function_call.id] = block
+        if calls:
+            for part in in_place:
+                if part.function_call is not None and part.function_call.id:
+                    self._call_block[part.function_call.id] = block
 
     def _refresh_answer(self, block: _Block) -> None:
         parts = list(block.answers.values())

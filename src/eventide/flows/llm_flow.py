@@ -9,13 +9,14 @@ target's events pass up through the transferring agent's generator, as google-ad
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any
 
 import pydantic
 
 from eventide import types
 from eventide._ids import new_id
+from eventide._model import construct_trusted
 from eventide.contexts import CallbackContext, InvocationContext
 from eventide.errors import AgentNotFoundError
 from eventide.events import Event, EventActions
@@ -62,36 +63,40 @@ async def run_llm_flow(
         if ctx.end_invocation:
             return
     while True:
+        # One step: a model call, then the tools it called. The model call is made here,
+        # not in a generator of its own: one layer less for every event of the turn.
         step = FlowStep()
-        async for event in _run_step(agent, ctx, step):
+        request = await build_request(agent, ctx)
+        actions = EventActions()
+        event_id = new_id()
+        final: Event | None = None
+        async for response in _model_responses(agent, ctx, actions, request):
+            event = _to_event(agent, ctx, response, event_id, actions)
+            if not event.partial:
+                _finish_model_event(agent, event, request)
+                final = event
             step.last = event
             yield event
+        if final is not None:
+            calls = final.get_function_calls()
+            if calls:
+                async for event in _run_tools(agent, ctx, step, request, final, calls):
+                    step.last = event
+                    yield event
         last = step.last
         if step.done or ctx.end_invocation or last is None or last.is_final_response():
             return
 
 
-async def _run_step(
-    agent: ResolvedAgent, ctx: InvocationContext, step: FlowStep
+async def _run_tools(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    step: FlowStep,
+    request: LlmRequest,
+    final: Event,
+    calls: list[types.FunctionCall],
 ) -> AsyncGenerator[Event, None]:
-    request = await build_request(agent, ctx)
-    actions = EventActions()
-    callback_context = CallbackContext(ctx, event_actions=actions)
-    event_id = new_id()
-    final: Event | None = None
-    async for response in _model_responses(agent, ctx, callback_context, request):
-        event = _to_event(agent, ctx, response, event_id, actions)
-        if event.partial:
-            yield event
-            continue
-        _finish_model_event(agent, event, request)
-        final = event
-        yield event
-    if final is None:
-        return
-    calls = final.get_function_calls()
-    if not calls:
-        return
+    """Run the calls of the model's event ``final``; what follows their answers."""
     if ctx.resumable and len(calls) > 1:
         # Each call is committed as it finishes: a crash re-runs only the unfinished ones.
         responses = ToolResponses()
@@ -165,7 +170,24 @@ async def after_tool_responses(
         yield _final_text_event(agent, ctx, answer)
 
 
-async def _model_responses(
+def _model_responses(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    actions: EventActions,
+    request: LlmRequest,
+) -> AsyncIterator[LlmResponse]:
+    """The model's responses after the before/after/error model callbacks (``actions``: what
+    the callbacks' context records, for the model's event)."""
+    if not (agent.before_model or agent.after_model or agent.on_model_error):
+        # No model hooks: the model's own generator, not one more layer around it (and no
+        # callback context to build).
+        ctx.increment_llm_call_count()
+        stream = ctx.run_config.streaming_mode is StreamingMode.SSE
+        return agent.model.generate_content_async(request, stream=stream)
+    return _hooked_model_responses(agent, ctx, CallbackContext(ctx, event_actions=actions), request)
+
+
+async def _hooked_model_responses(
     agent: ResolvedAgent,
     ctx: InvocationContext,
     callback_context: CallbackContext,
@@ -202,19 +224,27 @@ def _to_event(
     event_id: str,
     actions: EventActions,
 ) -> Event:
-    # A response's __dict__ holds exactly its fields: one pass, no getattr per field.
+    # A response's __dict__ holds its fields (and, after set_error, the error behind them):
+    # one pass, no getattr per field.
     fields: dict[str, Any] = {
-        name: value for name, value in response.__dict__.items() if value is not None
+        name: value
+        for name, value in response.__dict__.items()
+        if value is not None and name in _RESPONSE_FIELDS
     }
-    return Event(
-        **fields,
-        id=event_id,
-        invocation_id=ctx.invocation_id,
-        author=agent.name,
-        branch=ctx.branch,
-        # Partial chunks never carry actions: they are not committed.
-        actions=EventActions() if response.partial else actions,
-    )
+    fields["id"] = event_id
+    fields["invocation_id"] = ctx.invocation_id
+    fields["author"] = agent.name
+    fields["branch"] = ctx.branch
+    # Partial chunks never carry actions: they are not committed.
+    fields["actions"] = EventActions() if response.partial else actions
+    if type(response) is LlmResponse and not agent.after_model:
+        # The connector's own response, fields validated when it was built and not
+        # replaced by a hook: taken as they are.
+        return construct_trusted(Event, fields)
+    return Event(**fields)
+
+
+_RESPONSE_FIELDS = frozenset(LlmResponse.model_fields)
 
 
 def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest) -> None:
@@ -253,6 +283,8 @@ def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest)
         if long_running:
             event.long_running_tool_ids = long_running
         return
+    if not agent.output_key and agent.output_schema is None:
+        return  # nothing to check or store: the answer's text is not needed
     if event.error_code or not event.is_final_response() or event.content is None:
         return
     text = event.content.text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any
+from typing import Any, get_args
 
 from eventide import types
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
@@ -14,6 +14,7 @@ from eventide.flows.resolved_agent import Instruction, ResolvedAgent
 from eventide.flows.transfer import TransferToAgentTool, transfer_instruction
 from eventide.models.llm_request import LlmRequest
 from eventide.protocol import SET_MODEL_RESPONSE
+from eventide.tools.base_tool import BaseTool
 from eventide.tools.set_model_response_tool import SetModelResponseTool
 
 __all__ = ["build_request", "contents_for"]
@@ -27,14 +28,20 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
         if agent.generate_content_config is not None
         else types.GenerateContentConfig()
     )
-    request = LlmRequest(model=agent.model.model, config=config)
-
     instructions: list[str] = []
     dynamic: list[str] = []
     if agent.global_instruction:
         dynamic.append(await _instruction_text(agent.global_instruction, readonly))
     if agent.instruction:
         dynamic.append(await _instruction_text(agent.instruction, readonly))
+    inserted = agent.static_instruction is not None and any(dynamic)
+    request = LlmRequest(
+        model=agent.model.model,
+        config=config,
+        history_unchanged=not inserted
+        and _from_contents_cache(agent, ctx)
+        and _leaves_contents_alone(agent),
+    )
     if agent.static_instruction is not None:
         # As google-adk does: the static instruction alone leads the system instruction (so
         # providers can cache the prefix), and the per-turn instructions travel in the
@@ -57,7 +64,7 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     request.append_instructions(instructions)
 
     request.contents = contents_for(agent, ctx)
-    if agent.static_instruction is not None and any(dynamic):
+    if inserted:
         _insert_turn_instructions(request.contents, "\n\n".join(d for d in dynamic if d))
 
     if agent.transfer_targets:
@@ -72,6 +79,32 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     return request
 
 
+def _from_contents_cache(agent: ResolvedAgent, ctx: InvocationContext) -> bool:
+    """Whether :func:`contents_for` takes the conversation from the Runner's cache (the same
+    Content objects from one call to the next)."""
+    return (
+        ctx.contents_cache is not None
+        and agent.context_limit is None
+        and agent.include_contents != "none"
+    )
+
+
+def _leaves_contents_alone(agent: ResolvedAgent) -> bool:
+    """Whether nothing that sees this call's request may change its contents in place: no
+    model hooks (plugins' included), planner or code executor, and only tools that just
+    declare themselves (as the flow's own transfer and structured-answer tools do)."""
+    return (
+        not agent.before_model
+        and not agent.on_model_error
+        and agent.planner is None
+        and agent.code_executor is None
+        and all(type(tool).process_llm_request is _DECLARE_ONLY for tool in agent.tools)
+    )
+
+
+_DECLARE_ONLY = BaseTool.process_llm_request
+
+
 def _own_copy(config: types.GenerateContentConfig) -> types.GenerateContentConfig:
     """A copy of the agent's config that this call may change (callbacks and tools add to
     it) without changing the agent's.
@@ -82,7 +115,8 @@ def _own_copy(config: types.GenerateContentConfig) -> types.GenerateContentConfi
     """
     copied = config.model_copy()
     fields: dict[str, Any] = vars(copied)
-    for name, value in fields.items():
+    for name in _fields_to_copy(type(config)):
+        value = fields[name]
         if value is None or isinstance(value, _SCALARS):
             continue
         if not value and type(value) in _CONTAINERS:
@@ -96,6 +130,25 @@ def _own_copy(config: types.GenerateContentConfig) -> types.GenerateContentConfi
 
 _SCALARS = (str, int, float, bool)
 _CONTAINERS = (dict, list)
+_copied_fields: dict[type[types.GenerateContentConfig], tuple[str, ...]] = {}
+
+
+def _fields_to_copy(cls: type[types.GenerateContentConfig]) -> tuple[str, ...]:
+    """The fields of a config class that may hold something mutable: all but those declared
+    as scalars (``float | None``...), which most of a config's many fields are."""
+    names = _copied_fields.get(cls)
+    if names is None:
+        names = _copied_fields[cls] = tuple(
+            name
+            for name, info in cls.model_fields.items()
+            if not all(
+                arg in _SCALAR_TYPES for arg in get_args(info.annotation) or (info.annotation,)
+            )
+        )
+    return names
+
+
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
 def _insert_turn_instructions(contents: list[types.Content], text: str) -> None:

@@ -53,6 +53,13 @@ class CallIdAssigner:
         self._pending.setdefault(call.name or "", deque()).append(call_id)
         return call_id
 
+    def copy(self) -> CallIdAssigner:
+        """An assigner in this one's state that goes on independently of it."""
+        twin = CallIdAssigner()
+        twin._count = self._count
+        twin._pending = {name: deque(ids) for name, ids in self._pending.items() if ids}
+        return twin
+
     def response_id(self, response: types.FunctionResponse) -> str:
         """The id to send for ``response``: its own, else its call's."""
         pending = self._pending.get(response.name or "")

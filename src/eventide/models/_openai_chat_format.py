@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import base64
 import json
+import operator
+from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from eventide import types
+from eventide._model import construct_trusted
 from eventide.errors import UsageError
 from eventide.models._history import (
     CallIdAssigner,
@@ -26,6 +29,7 @@ from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
 __all__ = [
+    "ChatHistoryMemo",
     "chat_request",
     "feed_chat_chunk",
     "openai_tool_choice",
@@ -42,7 +46,11 @@ _FINISH_REASONS = {
 
 
 def chat_request(
-    llm_request: LlmRequest, *, model: str, max_tokens_field: str = "max_completion_tokens"
+    llm_request: LlmRequest,
+    *,
+    model: str,
+    max_tokens_field: str = "max_completion_tokens",
+    memo: ChatHistoryMemo | None = None,
 ) -> dict[str, Any]:
     """The Chat Completions request body for ``llm_request`` (without ``stream``).
 
@@ -51,10 +59,14 @@ def chat_request(
         model: the model name to send.
         max_tokens_field: ``max_completion_tokens`` (OpenAI) or ``max_tokens`` (older
             OpenAI-compatible servers).
+        memo: the caller's translations of earlier requests, used when the request's
+            contents are the conversation as built (``llm_request.history_unchanged``).
     """
     reject_builtin_tools(llm_request, provider="Chat Completions")
     config = llm_request.config
-    body: dict[str, Any] = {"model": model, "messages": chat_messages(llm_request)}
+    if not llm_request.history_unchanged:
+        memo = None
+    body: dict[str, Any] = {"model": model, "messages": chat_messages(llm_request, memo)}
     tools = [
         {
             "type": "function",
@@ -104,53 +116,137 @@ def chat_request(
     return body
 
 
-def chat_messages(llm_request: LlmRequest) -> list[dict[str, Any]]:
-    """The ``messages`` list: system instruction, then the history in order."""
+def chat_messages(
+    llm_request: LlmRequest, memo: ChatHistoryMemo | None = None
+) -> list[dict[str, Any]]:
+    """The ``messages`` list: system instruction, then the history in order.
+
+    With a ``memo`` (see :class:`ChatHistoryMemo`), the messages of the Content objects
+    that began the previous request of the same conversation are reused, and only the
+    contents after them are translated.
+    """
     messages: list[dict[str, Any]] = []
     if llm_request.config.system_instruction:
         messages.append({"role": "system", "content": llm_request.config.system_instruction})
-    ids = CallIdAssigner()
-    for content in llm_request.contents:
-        parts = content.parts or []
-        if content.role == "model":
-            if len(parts) == 1:
-                part = parts[0]
-                if part.text is not None and part.function_call is None and not part.thought:
-                    # The model's plain text answer, the other most common content: what
-                    # _assistant_message makes of it, without its lists and join.
-                    messages.append({"role": "assistant", "content": part.text})
-                    continue
-            message = _assistant_message(parts, ids)
-            if message is not None:
-                messages.append(message)
-            continue
+    contents = llm_request.contents
+    if memo is None or not contents:
+        ids = CallIdAssigner()
+        for content in contents:
+            _add_messages(messages, content, ids)
+        return messages
+    translated, history, ids = memo.start(contents)
+    start = len(messages)
+    messages.extend(history)
+    for index in range(translated, len(contents)):
+        _add_messages(messages, contents[index], ids)
+    memo.keep(contents, messages[start:], ids)
+    return messages
+
+
+class ChatHistoryMemo:
+    """The wire messages of recent conversations, kept by the Content objects they were made
+    from, so a conversation's next request translates only its new contents.
+
+    A connector uses it only for a request whose contents are the conversation as the flow
+    built it (``LlmRequest.history_unchanged``): the same Content objects from one call to the
+    next, which nothing changed in place. A request that does not begin with all of the
+    previous request's Content objects, in order, is translated whole. Least recently used
+    conversations are dropped past ``max_conversations``.
+    """
+
+    __slots__ = ("_entries", "_max")
+
+    def __init__(self, max_conversations: int = 256) -> None:
+        self._entries: OrderedDict[int, _Translated] = OrderedDict()
+        self._max = max_conversations
+
+    def start(
+        self, contents: list[types.Content]
+    ) -> tuple[int, list[dict[str, Any]], CallIdAssigner]:
+        """How many of ``contents`` are already translated (the previous request's contents,
+        when ``contents`` begin with those very objects, else none), their messages, and the
+        call ids' state after them."""
+        entry = self._entries.get(id(contents[0]))
+        if (
+            entry is not None
+            and len(entry.contents) <= len(contents)
+            and all(map(operator.is_, entry.contents, contents))
+        ):
+            return len(entry.contents), entry.messages, entry.ids.copy()
+        return 0, [], CallIdAssigner()
+
+    def keep(
+        self,
+        contents: list[types.Content],
+        messages: list[dict[str, Any]],
+        ids: CallIdAssigner,
+    ) -> None:
+        """Remember ``messages`` as the translation of ``contents`` (and the call ids' state
+        after them)."""
+        key = id(contents[0])
+        self._entries[key] = _Translated(list(contents), messages, ids.copy())
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+
+
+class _Translated:
+    __slots__ = ("contents", "ids", "messages")
+
+    def __init__(
+        self,
+        contents: list[types.Content],
+        messages: list[dict[str, Any]],
+        ids: CallIdAssigner,
+    ) -> None:
+        self.contents = contents
+        self.messages = messages
+        self.ids = ids
+
+
+def _add_messages(
+    messages: list[dict[str, Any]], content: types.Content, ids: CallIdAssigner
+) -> None:
+    """Append the messages of one content to ``messages``."""
+    parts = content.parts or []
+    if content.role == "model":
         if len(parts) == 1:
             part = parts[0]
-            if part.text is not None and part.function_response is None:
-                # A user's plain text message, the most common content: sent as a string
-                # (what the loop below makes of it too), without building its item first.
-                messages.append({"role": "user", "content": part.text})
-                continue
-        user_content: list[dict[str, Any]] = []
-        for part in parts:
-            if part.function_response is not None:
-                messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": ids.response_id(part.function_response),
-                        "content": response_payload(part.function_response),
-                    }
-                )
-            else:
-                item = _user_item(part)
-                if item is not None:
-                    user_content.append(item)
-        if user_content:
-            if len(user_content) == 1 and user_content[0]["type"] == "text":
-                messages.append({"role": "user", "content": user_content[0]["text"]})
-            else:
-                messages.append({"role": "user", "content": user_content})
-    return messages
+            if part.text is not None and part.function_call is None and not part.thought:
+                # The model's plain text answer, the other most common content: what
+                # _assistant_message makes of it, without its lists and join.
+                messages.append({"role": "assistant", "content": part.text})
+                return
+        message = _assistant_message(parts, ids)
+        if message is not None:
+            messages.append(message)
+        return
+    if len(parts) == 1:
+        part = parts[0]
+        if part.text is not None and part.function_response is None:
+            # A user's plain text message, the most common content: sent as a string
+            # (what the loop below makes of it too), without building its item first.
+            messages.append({"role": "user", "content": part.text})
+            return
+    user_content: list[dict[str, Any]] = []
+    for part in parts:
+        if part.function_response is not None:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": ids.response_id(part.function_response),
+                    "content": response_payload(part.function_response),
+                }
+            )
+        else:
+            item = _user_item(part)
+            if item is not None:
+                user_content.append(item)
+    if user_content:
+        if len(user_content) == 1 and user_content[0]["type"] == "text":
+            messages.append({"role": "user", "content": user_content[0]["text"]})
+        else:
+            messages.append({"role": "user", "content": user_content})
 
 
 def _assistant_message(parts: list[types.Part], ids: CallIdAssigner) -> dict[str, Any] | None:
@@ -285,10 +381,53 @@ def read_chat_completion(data: JsonObject, assembler: StreamAssembler) -> None:
         return
     choice = choices[0]
     message = obj(choice.get("message"))
+    raw_finish = string(choice.get("finish_reason"))
+    text = _plain_text(message)
+    if text is not None:
+        finish = _FINISH_REASONS.get(raw_finish, "OTHER") if raw_finish else None
+        if finish != "SAFETY":
+            # The usual answer, text alone: the response the assembler would build from it,
+            # built directly.
+            # (Values of the fields' types, read above: taken without validation.)
+            part = construct_trusted(types.Part, {"text": text})
+            content = construct_trusted(types.Content, {"role": "model", "parts": [part]})
+            assembler.end_with(
+                construct_trusted(
+                    LlmResponse,
+                    {
+                        "content": content,
+                        "finish_reason": finish,
+                        "usage_metadata": assembler.usage,
+                        "grounding_metadata": assembler.grounding_metadata,
+                        "model_version": assembler.model_version,
+                        "turn_complete": True,
+                    },
+                )
+            )
+            return
+    _read_choice(message, raw_finish, assembler)
+
+
+def _read_choice(message: JsonObject, raw_finish: str | None, assembler: StreamAssembler) -> None:
+    """Feed a whole response's message and finish reason into ``assembler``, part by part."""
     _read_message(message, assembler, whole=True)
-    _read_finish(string(choice.get("finish_reason")), assembler)
+    _read_finish(raw_finish, assembler)
     # A finish reason may be missing from a whole response; the response is complete.
     assembler.finish(None)
+
+
+def _plain_text(message: JsonObject) -> str | None:
+    """The message's text when that is all it holds (no reasoning, refusal or tool calls)."""
+    text = message.get("content")
+    if not text or not isinstance(text, str):
+        return None
+    for key in _NOT_PLAIN:
+        if message.get(key):
+            return None
+    return text
+
+
+_NOT_PLAIN = ("reasoning_content", "reasoning", "refusal", "tool_calls")
 
 
 def feed_chat_chunk(data: JsonObject, assembler: StreamAssembler) -> list[LlmResponse]:
@@ -306,17 +445,23 @@ def feed_chat_chunk(data: JsonObject, assembler: StreamAssembler) -> list[LlmRes
 
 
 def _read_common(data: JsonObject, assembler: StreamAssembler) -> None:
-    model = string(data.get("model"))
-    if model:
+    # Read on every response and stream chunk: absent fields cost a lookup, not a helper call.
+    model = data.get("model")
+    if model and isinstance(model, str):
         assembler.model_version = model
-    usage = obj(data.get("usage"))
-    if usage:
+    usage = data.get("usage")
+    if usage and isinstance(usage, dict):
+        usage = cast(JsonObject, usage)
+        prompt_details = usage.get("prompt_tokens_details")
+        output_details = usage.get("completion_tokens_details")
         assembler.usage = token_usage(
             prompt=integer(usage.get("prompt_tokens")),
             output=integer(usage.get("completion_tokens")),
             total=integer(usage.get("total_tokens")),
-            cached=integer(obj(usage.get("prompt_tokens_details")).get("cached_tokens")),
-            thoughts=integer(obj(usage.get("completion_tokens_details")).get("reasoning_tokens")),
+            cached=integer(obj(prompt_details).get("cached_tokens")) if prompt_details else None,
+            thoughts=integer(obj(output_details).get("reasoning_tokens"))
+            if output_details
+            else None,
         )
 
 
@@ -326,15 +471,22 @@ def _read_message(
     partials: list[LlmResponse] = []
     # Reasoning text: DeepSeek, Qwen and vLLM send reasoning_content, Ollama reasoning.
     reasoning = string(message.get("reasoning_content")) or string(message.get("reasoning"))
-    for text, thought in ((reasoning, True), (string(message.get("content")), False)):
-        if text:
-            partial = assembler.text(text, thought=thought)
-            if partial is not None:
-                partials.append(partial)
-    refusal = string(message.get("refusal"))
-    if refusal:
+    if reasoning:
+        partial = assembler.text(reasoning, thought=True)
+        if partial is not None:
+            partials.append(partial)
+    text = message.get("content")
+    if text and isinstance(text, str):
+        partial = assembler.text(text)
+        if partial is not None:
+            partials.append(partial)
+    refusal = message.get("refusal")
+    if refusal and isinstance(refusal, str):
         assembler.fail("SAFETY", f"The model refused: {refusal}")
-    for position, call in enumerate(objects(message.get("tool_calls"))):
+    tool_calls = message.get("tool_calls")
+    if not tool_calls:
+        return partials
+    for position, call in enumerate(objects(tool_calls)):
         function = obj(call.get("function"))
         # A streamed fragment names its call by index; Ollama sends whole calls, some
         # servers without an index.

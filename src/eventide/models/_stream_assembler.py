@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from eventide import types
+from eventide._model import construct_trusted
 from eventide.errors import ModelBehaviorError
 from eventide.models._failures import malformed_stream
 from eventide.models._history import fill_missing_call_ids, json_arguments
@@ -175,6 +176,7 @@ class StreamAssembler:
             return self._ended
         parts: list[types.Part] = []
         problems: list[str] = []
+        missing_ids = False
         for slot in self._slots:
             if isinstance(slot, _Text):
                 parts.append(_text_part("".join(slot.chunks), slot.thought, slot.signature))
@@ -185,6 +187,7 @@ class StreamAssembler:
                     args, problem = slot.args, None
                 if problem:
                     problems.append(f"{slot.name}: {problem}")
+                missing_ids = missing_ids or not slot.call_id
                 parts.append(
                     types.Part(
                         function_call=types.FunctionCall(
@@ -193,6 +196,8 @@ class StreamAssembler:
                     )
                 )
             else:
+                call = slot.function_call
+                missing_ids = missing_ids or (call is not None and not call.id)
                 parts.append(slot)
         if not self._finished:
             incomplete = problems or any(isinstance(s, _Call) and not s.name for s in self._slots)
@@ -208,7 +213,7 @@ class StreamAssembler:
                 "The model's stream ended without a finish reason; its content is complete, "
                 "so it is used as the answer."
             )
-        if any(p.function_call is not None and not p.function_call.id for p in parts):
+        if missing_ids:
             fill_missing_call_ids(parts, calls_before=self.calls_before)
         response = LlmResponse(
             content=types.Content(role="model", parts=parts) if parts else None,
@@ -249,10 +254,14 @@ def token_usage(
     """Token counts in Eventide's terms; the total is the sum when the provider omits it."""
     if total is None and (prompt is not None or output is not None):
         total = (prompt or 0) + (output or 0)
-    return types.UsageMetadata(
-        prompt_token_count=prompt,
-        candidates_token_count=output,
-        total_token_count=total,
-        cached_content_token_count=cached,
-        thoughts_token_count=thoughts,
+    # Whole numbers or None, as the signature says: taken without validation.
+    return construct_trusted(
+        types.UsageMetadata,
+        {
+            "prompt_token_count": prompt,
+            "candidates_token_count": output,
+            "total_token_count": total,
+            "cached_content_token_count": cached,
+            "thoughts_token_count": thoughts,
+        },
     )

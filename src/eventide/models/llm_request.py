@@ -29,6 +29,11 @@ class LlmRequest(BaseModel):
     contents: list[types.Content] = Field(default_factory=list)
     config: types.GenerateContentConfig = Field(default_factory=types.GenerateContentConfig)
     tools_dict: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    history_unchanged: bool = Field(default=False, exclude=True)
+    """Set by the LLM flow when ``contents`` are the conversation as it built it, which no
+    hook, planner, code executor or tool could change in place: the Content objects of the
+    earlier turns are then the same objects, unchanged, from one model call to the next, and
+    a connector may reuse what it made of them (not sent)."""
 
     def append_instructions(self, instructions: list[str]) -> None:
         """Add paragraphs to the system instruction."""
