@@ -345,12 +345,20 @@ def test_adk_dev_ui_against_eventide(adk_ui_server: ThreadedServer, tmp_path: Pa
             box.fill("Weather in Lyon?")
             box.press("Enter")
             expect(page.get_by_text("It is sunny in Lyon today.")).to_be_visible()
+            # The UI reloads its eval sets when the session changes: let that finish first, or
+            # its (empty) answer may land after the one that follows the creation below.
+            page.wait_for_load_state("networkidle")
             page.locator(".tab-label", has_text="Evals").click()
             evals = page.locator("app-eval-tab")
             evals.get_by_text("Create Evaluation Set").click()
             dialog = page.locator("mat-dialog-container")
             dialog.locator("input").fill("trip_checks")
-            dialog.get_by_role("button", name="Create").click()
+            with page.expect_response(
+                lambda r: r.request.method == "POST" and r.url.endswith("/eval-sets")
+            ) as posted:
+                dialog.get_by_role("button", name="Create").click()
+            response = posted.value
+            assert response.ok, f"creating the eval set: HTTP {response.status} {response.text()}"
             evals.get_by_text("trip_checks").click()
             evals.get_by_text("From Current Session").click()
             dialog.locator("input").fill("lyon_case")
