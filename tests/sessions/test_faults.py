@@ -194,10 +194,7 @@ async def _check(writers: _Writers, label: str) -> None:
 
 
 async def _create_session(url: str, app: str) -> None:
-    # The writers may be hammering the file with retries meanwhile (a session that is gone):
-    # on SQLite, wait for the write lock as long as _write_locked does, not the default 5 s,
-    # which lock contention on a loaded machine has exceeded.
-    service = SqlSessionService(url, busy_timeout=30)
+    service = SqlSessionService(url)
     try:
         await service.create_session(app_name=app, user_id="u", session_id="s")
     finally:

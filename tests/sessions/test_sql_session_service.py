@@ -474,6 +474,36 @@ async def test_postgres_recent_events_read_stops_at_the_limit(postgres_sessions_
     assert not [n for n in nodes(plan) if n["Node Type"] == "Sort"]
 
 
+async def test_sqlite_new_database_switches_to_wal_while_another_connection_writes(
+    tmp_path: Path,
+) -> None:
+    """A new database is in rollback-journal mode until a connection switches it to WAL,
+    which takes the file's exclusive lock; SQLite reports a clash with another connection's
+    write lock at once, without waiting. The store waits for it, up to busy_timeout
+    (regression: processes opening one new database together failed with "database is
+    locked", seen in the fault test that deletes the database's folder)."""
+    import threading
+
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE unrelated (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO unrelated VALUES (1)")
+    commit = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    commit.start()
+    service = SqlSessionService(f"sqlite:///{path}")
+    try:
+        session = await service.create_session(app_name="a", user_id="u")
+        stored = await service.get_session(app_name="a", user_id="u", session_id=session.id)
+        assert stored is not None and stored.id == session.id
+    finally:
+        commit.join()
+        other.close()
+        await service.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
 async def test_sqlite_locked_too_long_raises_backend_error(tmp_path: Path) -> None:
     """Contract (failures): when another process holds SQLite's write lock past
     busy_timeout, the append raises BackendError and stores nothing; it works afterwards."""

@@ -340,6 +340,12 @@ class SqliteSessionStore:
         )
 
     def _open(self, *, timeout: float) -> sqlite3.Connection:
+        # Which file the connection holds: the one at the path both just before and just
+        # after the connect (sqlite3 opens the file in connect). Taken now, not after the
+        # switch to WAL below, which may wait for seconds while the file at the path is
+        # replaced: recorded then, a connection to the old file would carry the new file's
+        # identity and commit, unnoticed, into a deleted database.
+        before = None if self._memory else _identity_at(self._path)
         conn = sqlite3.connect(
             self._target if self._memory else self._path,
             uri=self._memory,
@@ -350,7 +356,12 @@ class SqliteSessionStore:
             factory=_Connection,
         )
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            if not self._memory:
+                identity = _identity_at(self._path)
+                if identity is None or (before is not None and identity != before):
+                    raise _FileGoneError  # replaced while connecting: the next open retries
+                conn.identity = identity
+            _enter_wal(conn, timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             if self._memory:
                 if self._keepalive is None:
@@ -358,8 +369,6 @@ class SqliteSessionStore:
                         self._target, uri=True, check_same_thread=False
                     )
                 return conn
-            st = os.stat(self._path)
-            conn.identity = (st.st_dev, st.st_ino)
             try:
                 wal = os.stat(self._wal_path)
             except FileNotFoundError:
@@ -448,6 +457,8 @@ class SqliteSessionStore:
             return await loop.run_in_executor(self._executor, self._on_thread, self._migrate, ())
         except sqlite3.Error as exc:
             raise self._backend_error(exc) from exc
+        except _FileGoneError as exc:
+            raise self._file_gone_error() from exc
 
     def _migrate(self, conn: sqlite3.Connection) -> int:
         found = self._transaction(
@@ -831,6 +842,38 @@ class SqliteSessionStore:
             if self._keepalive is not None:
                 self._keepalive.close()
                 self._keepalive = None
+
+
+def _identity_at(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _enter_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """``PRAGMA journal_mode=WAL``, tried again for up to ``timeout`` seconds while the file
+    is busy.
+
+    A new database starts in rollback-journal mode, and switching it to WAL takes its
+    exclusive lock. When another connection holds the write lock meanwhile (several
+    processes opening one new file at once: one of them is already creating the tables),
+    SQLite reports the clash at once instead of calling its busy handler, so the wait is
+    done here. Between tries this connection holds no lock.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
