@@ -292,6 +292,38 @@ async def test_user_message_accepts_genai_content() -> None:
     ]
 
 
+async def test_a_response_field_set_to_a_genai_object_is_converted_in_the_event() -> None:
+    """A model may set a response's field after building it (pydantic does not validate
+    assignments), here to a google.genai object: the model's event still holds Eventide's
+    own record (the flow takes a response's values unvalidated only when each is of its
+    field's type), and the session stores it."""
+    from collections.abc import AsyncGenerator
+
+    from google.genai import types as genai
+
+    from eventide.models.base_llm import BaseLlm
+    from eventide.models.llm_response import LlmResponse
+
+    class SetsAfterwards(BaseLlm):
+        model: str = "sets-afterwards"
+
+        async def generate_content_async(
+            self, llm_request: LlmRequest, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            response = LlmResponse()
+            response.content = genai.Content(  # type: ignore[assignment]
+                role="model", parts=[genai.Part(text="from genai")]
+            )
+            yield response
+
+    runner, sid = await start(LlmAgent(name="a", model=SetsAfterwards()))
+    events = await turn(runner, sid, "hi")
+    assert [type(e.content) for e in events] == [types.Content]
+    assert events[0].content == types.Content(role="model", parts=[types.Part(text="from genai")])
+    stored = await stored_events(runner, sid)
+    assert stored[-1].content == events[0].content
+
+
 async def test_runner_close_closes_models_resolved_from_names() -> None:
     """Runner.close(): a model client the agent created from a name is closed; a BaseLlm
     instance passed in by the caller is left to the caller."""

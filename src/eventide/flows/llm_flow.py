@@ -225,26 +225,33 @@ def _to_event(
     actions: EventActions,
 ) -> Event:
     # A response's __dict__ holds its fields (and, after set_error, the error behind them):
-    # one pass, no getattr per field.
-    fields: dict[str, Any] = {
-        name: value
-        for name, value in response.__dict__.items()
-        if value is not None and name in _RESPONSE_FIELDS
-    }
+    # one pass, no getattr per field. The connector's own response, not replaced by a hook,
+    # holds values of its fields' types, and the event takes them as they are; a value of
+    # another type (a model may set a field to a google.genai object after the response
+    # was built: pydantic does not validate assignments) sends the event through validation.
+    fields: dict[str, Any] = {}
+    trusted = type(response) is LlmResponse and not agent.after_model
+    for name, value in response.__dict__.items():
+        if value is not None and name in _RESPONSE_FIELDS:
+            fields[name] = value
+            if type(value) not in _FIELD_TYPES:
+                trusted = False
     fields["id"] = event_id
     fields["invocation_id"] = ctx.invocation_id
     fields["author"] = agent.name
     fields["branch"] = ctx.branch
     # Partial chunks never carry actions: they are not committed.
     fields["actions"] = EventActions() if response.partial else actions
-    if type(response) is LlmResponse and not agent.after_model:
-        # The connector's own response, fields validated when it was built and not
-        # replaced by a hook: taken as they are.
+    if trusted:
         return construct_trusted(Event, fields)
     return Event(**fields)
 
 
 _RESPONSE_FIELDS = frozenset(LlmResponse.model_fields)
+_FIELD_TYPES = frozenset(
+    {str, bool, dict, types.Content, types.UsageMetadata, types.GroundingMetadata}
+)
+"""The types an ``LlmResponse`` field's value has once validated."""
 
 
 def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest) -> None:
