@@ -384,16 +384,6 @@ def _write_locked(db: Path) -> Iterator[set[str]]:
         lock.close()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "Known open defect (issue 13, open): on the 2026-11-25 VM this scenario fails in "
-        "10-15% of runs, with acknowledged events not readable at the path, a malformed "
-        "database, or writers failing for a minute after the folder is back. It fails as "
-        "often at ca5c478, where it passed CI by luck. The cause is not found yet: see the "
-        "issue's notes. It runs in every CI; XPASS is the usual outcome, XFAIL the defect."
-    ),
-)
 async def test_sqlite_folder_deleted_under_several_writers(tmp_path: Path) -> None:
     """Contract (failures; no acknowledged write is ever lost): the folder holding the
     database is deleted while three processes append to one session, then created again.
@@ -407,7 +397,12 @@ async def test_sqlite_folder_deleted_under_several_writers(tmp_path: Path) -> No
     path, and acknowledged it). Each step happens while this test holds the write lock, so
     what a reader of the path saw at that moment is known exactly; hard links keep the
     files deleted in the second step readable, to check that nothing was committed into
-    them later."""
+    them later.
+
+    Regression: in 10-15% of runs acknowledged events were lost, the database read as
+    malformed, or the writers failed for a minute with SQLITE_IOERR_SHORT_READ. A writer's
+    connection, closed after the WAL deletion, stayed open inside SQLite (a statement on its
+    cursor kept it), so the writer's next connection shared its deleted WAL index."""
     folder = tmp_path / "data"
     folder.mkdir()
     db = folder / "faults.db"

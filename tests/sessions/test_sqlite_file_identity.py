@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +196,184 @@ async def test_a_new_database_file_that_reuses_the_old_inode_number_is_migrated(
         assert reread is not None and reread.state == {"n": 3}
     finally:
         await service.close()
+
+
+# A process that holds the database's write lock and, when told, deletes some of its files.
+_LOCK_HOLDER = """
+import os, sqlite3, sys
+path = sys.argv[1]
+conn = sqlite3.connect(path, isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+for line in sys.stdin:
+    command, *suffixes = line.split()
+    if command == "remove":
+        for suffix in suffixes:
+            os.remove(path + suffix)
+        print("removed", flush=True)
+    else:
+        conn.execute("ROLLBACK")
+        conn.close()
+        print("released", flush=True)
+        break
+"""
+
+
+class _LockHolder:
+    """Another process holding the database's write lock (SQLite's locks of one process
+    do not exclude each other's connections the way another process's do)."""
+
+    def __init__(self, path: Path) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _LOCK_HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._say("", "locked")
+
+    def _say(self, line: str, answer: str) -> None:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        if line:
+            self._proc.stdin.write(line + "\n")
+            self._proc.stdin.flush()
+        assert self._proc.stdout.readline().strip() == answer
+
+    def remove(self, *suffixes: str) -> None:
+        self._say("remove " + " ".join(suffixes), "removed")
+
+    def release(self) -> None:
+        if self._proc.returncode is not None:
+            return
+        try:
+            if self._proc.poll() is None:
+                self._say("release", "released")
+        finally:
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            self._proc.stdin.close()
+            self._proc.stdout.close()
+            self._proc.wait(timeout=10)
+
+
+def _deleted_files_open(path: Path) -> list[str]:
+    """Files of the database at ``path`` that this process holds open although they were
+    deleted (Linux: /proc/self/fd)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(path)) and target.endswith("(deleted)"):
+            found.append(target)
+    return found
+
+
+async def _append_after_and_check(
+    service: SqlSessionService, path: Path, event_id: str = "after"
+) -> None:
+    """Append an event with id ``event_id`` to session "s" (created again if it lived only
+    in deleted files); another process must read it, last, from the files at the path."""
+    fresh = await service.get_session(app_name="app", user_id="u", session_id="s")
+    if fresh is None:
+        fresh = await service.create_session(app_name="app", user_id="u", session_id="s")
+    await service.append_event(fresh, Event(id=event_id, author="agent", invocation_id="i"))
+    seen = _stored_ids_seen_by_another_process(path)
+    assert seen is not None and seen[-1] == event_id
+    assert len(seen) == len(fresh.events)
+
+
+async def test_an_append_that_waited_for_another_writer_lets_go_of_deleted_files(
+    tmp_path: Path,
+) -> None:
+    """Contract (failures; no acknowledged write is ever lost): an append waits for another
+    process's write lock, and that process deletes the ``-wal`` and ``-shm`` meanwhile. The
+    append fails and acknowledges nothing; the store lets go of the deleted files for real,
+    so its next append reaches the files at the path, where another process reads it
+    (regression: the connection whose BEGIN met the lock stayed open inside SQLite after
+    close(), kept by the statement on its reused cursor, and the process's next connection
+    shared its deleted WAL index: SQLITE_IOERR_SHORT_READ, or commits no other process saw;
+    the lost writes of the deleted-files fault test)."""
+    path = tmp_path / "sessions.db"
+    service = SqlSessionService(f"sqlite:///{path}")
+    holder = None
+    try:
+        session = await service.create_session(app_name="app", user_id="u", session_id="s")
+        await service.append_event(session, _event(1))
+        holder = _LockHolder(path)
+        append = asyncio.ensure_future(service.append_event(session, _event(2)))
+        await asyncio.sleep(0.2)  # the append met the lock and waits on the store's thread
+        assert not append.done()
+        holder.remove("-wal", "-shm")
+        holder.release()
+        with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
+            await append
+        assert [e.actions.state_delta for e in session.events] == [{"n": 1}]
+        assert _deleted_files_open(path) == []
+        await _append_after_and_check(service, path)
+    finally:
+        if holder is not None:
+            holder.release()
+        await service.close()
+
+
+async def test_an_append_after_the_shm_file_alone_was_deleted_fails(tmp_path: Path) -> None:
+    """Contract (failures; no acknowledged write is ever lost): only the ``-shm`` (the WAL
+    index, which also carries the WAL's locks) was deleted. Another process then starts a
+    new index over the same WAL and takes the write lock. The store's connection, still on
+    the old index, does not see that lock; rather than commit beside the other writer into
+    the one WAL, its append fails and acknowledges nothing. Once the other writer is done,
+    the store works on the files at the path again."""
+    path = tmp_path / "sessions.db"
+    service = SqlSessionService(f"sqlite:///{path}")
+    holder = other_writer = None
+    try:
+        session = await service.create_session(app_name="app", user_id="u", session_id="s")
+        await service.append_event(session, _event(1))
+        holder = _LockHolder(path)
+        holder.remove("-shm")
+        holder.release()
+        other_writer = _LockHolder(path)  # on a new -shm
+        with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
+            await service.append_event(session, _event(2))
+        other_writer.release()
+        await _append_after_and_check(service, path)
+        with sqlite3.connect(path) as check:
+            assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        for process in (holder, other_writer):
+            if process is not None:
+                process.release()
+        await service.close()
+
+
+async def test_a_second_service_in_the_process_does_not_share_deleted_files(
+    tmp_path: Path,
+) -> None:
+    """Contract (failures; no acknowledged write is ever lost): two services of one process
+    use the same database; its ``-wal`` and ``-shm`` are deleted while the first holds them.
+    SQLite gives a process's connections to one file one WAL index, so a connection the
+    second service opens now would share the first one's deleted index. Instead its call
+    fails as on a deleted file; once the first service has let go (at its next call), both
+    work on the files at the path."""
+    path = tmp_path / "sessions.db"
+    first = SqlSessionService(f"sqlite:///{path}")
+    second = SqlSessionService(f"sqlite:///{path}")
+    holder = None
+    try:
+        session = await first.create_session(app_name="app", user_id="u", session_id="s")
+        await first.append_event(session, _event(1))
+        holder = _LockHolder(path)
+        holder.remove("-wal", "-shm")
+        holder.release()
+        with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
+            await second.get_session(app_name="app", user_id="u", session_id="s")
+        with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
+            await first.append_event(session, _event(2))
+        await _append_after_and_check(second, path, "by second")
+        await _append_after_and_check(first, path, "by first")
+    finally:
+        if holder is not None:
+            holder.release()
+        await first.close()
+        await second.close()

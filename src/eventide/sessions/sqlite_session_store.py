@@ -24,14 +24,25 @@ writes nothing and the next write starts the WAL over. Writes that never pause s
 checkpoint once the WAL file has grown by ``_CHECKPOINT_FORCED_BYTES`` since the last one.
 
 Every transaction checks, just before it commits (and every read before it answers), that
-the files its connection holds are still the files at the store's path: the database and
-its ``-wal`` (same device and inode each). When either, or their folder, was deleted, moved
-or replaced, the connection would go on writing to an unlinked file no other process reads
-(a WAL deleted under it is replaced by a new one at the path that other processes use);
-instead the operation fails with ``BackendError``, nothing is acknowledged, and the store
-closes both its connections, so the next operation opens whatever database is at the path
-then. Whether that file needs its tables is decided by the schema version stored in it, not
-by its inode number, which a new file may reuse.
+the files its connection uses are still the files at the store's path: the database, its
+``-wal`` and its ``-shm`` (the WAL index; same device and inode each). When any of them, or
+their folder, was deleted, moved or replaced, the connection would go on writing to an
+unlinked file no other process reads (a WAL or index deleted under it is replaced by a new
+one at the path that other processes use); instead the operation fails with
+``BackendError``, nothing is acknowledged, and the store closes both its connections, so
+the next operation opens whatever database is at the path then. Whether that file needs its
+tables is decided by the schema version stored in it, not by its inode number, which a new
+file may reuse.
+
+SQLite gives all the connections of one process to one database file a single WAL index:
+the ``-shm`` file that the first of them mapped, shared while any of them is open. So a
+connection opened beside one that still holds a deleted ``-shm`` would read and write the new
+WAL at the path through the old index: reads past its end (``SQLITE_IOERR_SHORT_READ``), and
+commits that other processes never see. A new connection is therefore refused (as a gone
+file) while another Eventide connection of the process to that database holds files that are
+no longer at the path; and a connection is closed for real, with no statement left open on
+it (``sqlite3_close_v2`` keeps a connection with an unfinished statement open, files and
+index included, until the statement is freed).
 
 Neither place belongs to an event loop, so the store works from any loop, one after another.
 Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``), so several processes queue
@@ -48,6 +59,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -164,22 +176,71 @@ _LIST_SESSIONS = (
 _CHECKPOINT_EVERY = 500
 _CHECKPOINT_IDLE_S = 0.05
 _CHECKPOINT_FORCED_BYTES = 64 * 1024 * 1024
+# How many times an open starts again when a file at the path is replaced meanwhile.
+_OPEN_TRIES = 3
+
+
+_Identity = tuple[int, int]  # (device, inode) of a file
 
 
 class _Connection(sqlite3.Connection):
-    """A connection that remembers which files (device, inode) it opened: the database,
-    and its WAL once the connection has one (a new database has none before its first
+    """A connection that remembers which files (device, inode) it uses: the database, and
+    its WAL and WAL index once it has them (a new database has neither before its first
     write transaction)."""
 
-    identity: tuple[int, int] = (0, 0)
-    wal_identity: tuple[int, int] | None = None
+    identity: _Identity = (0, 0)
+    wal_identity: _Identity | None = None
+    shm_identity: _Identity | None = None
     # The cursor appends run their statements on (one per connection, reused: making a
     # cursor per append costs about a statement's worth of Python).
     append_cursor: sqlite3.Cursor | None = None
 
+    def close(self) -> None:
+        # The cursor first: a statement it still holds (a BEGIN that met another process's
+        # lock, say) would keep the connection open inside SQLite after close(), old files
+        # and shared WAL index included, until the cursor is garbage (see the module
+        # docstring).
+        cursor, self.append_cursor = self.append_cursor, None
+        if cursor is not None:
+            cursor.close()
+        with _open_lock:
+            peers = _open_connections.get(self.identity)
+            if peers is not None:
+                peers.discard(self)
+                if not peers:
+                    del _open_connections[self.identity]
+        super().close()
+
+
+# This process's open connections to each database file (by identity): they share one WAL
+# index, so a new one must see the same WAL and index at the path as they hold (see the
+# module docstring).
+_open_connections: dict[_Identity, weakref.WeakSet[_Connection]] = {}
+_open_lock = threading.Lock()
+
+
+def _check_peers(identity: _Identity, wal: _Identity | None, shm: _Identity | None) -> None:
+    """Raise _FileGoneError when one of this process's connections to the database
+    ``identity`` holds a WAL or WAL index other than ``wal`` and ``shm``, the files at the
+    path: a new connection would share that stale index. Called before the new connection
+    reads anything (its first read maps the index)."""
+    with _open_lock:
+        for peer in _open_connections.get(identity, ()):
+            if peer.wal_identity not in (None, wal) or peer.shm_identity not in (None, shm):
+                raise _FileGoneError
+
+
+def _join_peers(conn: _Connection) -> None:
+    with _open_lock:
+        _open_connections.setdefault(conn.identity, weakref.WeakSet()).add(conn)
+
 
 class _FileGoneError(Exception):
     """The connection's file is no longer the file at the store's path."""
+
+
+class _ReplacedWhileOpeningError(_FileGoneError):
+    """A file at the path was deleted or replaced while a connection opened it."""
 
 
 class SqliteSessionStore:
@@ -217,6 +278,7 @@ class SqliteSessionStore:
         self._checkpoint_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._wal_path = f"{path}-wal"
+        self._shm_path = f"{path}-shm"
         # Set by the first migration: from then on every new connection checks the schema
         # version of the file it opened (the file may be a new one).
         self._migrated = False
@@ -260,10 +322,10 @@ class SqliteSessionStore:
             raise self._file_gone_error() from exc
 
     def _on_thread(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
-        conn = self._thread_conn
-        if conn is None:
-            conn = self._thread_conn = self._open(timeout=self._busy_timeout)
         try:
+            conn = self._thread_conn
+            if conn is None:
+                conn = self._thread_conn = self._open(timeout=self._busy_timeout)
             return fn(conn, *args)
         except _FileGoneError:
             self._drop_thread()
@@ -292,28 +354,25 @@ class SqliteSessionStore:
             conn.close()
 
     def _check_file(self, conn: sqlite3.Connection) -> None:
-        """Raise _FileGoneError unless ``conn``'s database and WAL are still the files at
-        the path.
+        """Raise _FileGoneError unless ``conn``'s database, WAL and WAL index are still the
+        files at the path.
 
-        Called inside write transactions (``BEGIN IMMEDIATE`` has opened the WAL by then) and
-        before reads. A connection that had no WAL when it was opened adopts the one at the
-        path at its first check.
+        Called inside write transactions (``BEGIN IMMEDIATE`` has opened the WAL and its
+        index by then) and before reads. A connection that had no WAL or index when it was
+        opened adopts the one at the path at its first check.
         """
         if self._memory:
             return
         try:
             st = os.stat(self._path)
             wal = os.stat(self._wal_path)
+            shm = os.stat(self._shm_path)
         except FileNotFoundError:
             raise _FileGoneError from None
         if (st.st_dev, st.st_ino) != getattr(conn, "identity", None):
             raise _FileGoneError
         self._wal_size = wal.st_size
-        wal_identity = (wal.st_dev, wal.st_ino)
-        held = getattr(conn, "wal_identity", None)
-        if held is None:
-            conn.wal_identity = wal_identity  # type: ignore[attr-defined]
-        elif held != wal_identity:
+        if not (_holds(conn, "wal_identity", wal) and _holds(conn, "shm_identity", shm)):
             raise _FileGoneError
 
     def _file_gone_error(self) -> BackendError:
@@ -327,25 +386,39 @@ class SqliteSessionStore:
     def _backend_error(self, exc: sqlite3.Error) -> BackendError:
         if _is_unwritable(exc):
             return BackendError(
-                f"SQLite database {self._path!r} could not be written ({exc}): check that "
-                "the file, its -wal and -shm files and their folder are writable (file "
-                "modes, an immutable attribute, a read-only mount) and that the disk has "
-                "room. Nothing of this operation was committed; the next operation tries "
-                "again."
+                f"SQLite database {self._path!r} could not be written ({_described(exc)}): "
+                "check that the file, its -wal and -shm files and their folder are writable "
+                "(file modes, an immutable attribute, a read-only mount) and that the disk "
+                "has room. Nothing of this operation was committed; the next operation "
+                "tries again."
             )
         return BackendError(
-            f"SQLite database {self._path!r} failed: {exc}. Nothing of this operation was "
-            "committed. If the database is locked, another process held the write lock "
-            f"longer than busy_timeout={self._busy_timeout}s."
+            f"SQLite database {self._path!r} failed: {_described(exc)}. Nothing of this "
+            "operation was committed. If the database is locked, another process held the "
+            f"write lock longer than busy_timeout={self._busy_timeout}s."
         )
 
     def _open(self, *, timeout: float) -> sqlite3.Connection:
-        # Which file the connection holds: the one at the path both just before and just
-        # after the connect (sqlite3 opens the file in connect). Taken now, not after the
-        # switch to WAL below, which may wait for seconds while the file at the path is
-        # replaced: recorded then, a connection to the old file would carry the new file's
-        # identity and commit, unnoticed, into a deleted database.
+        """A new connection to the files at the path. A file replaced while it is being
+        opened is no fault by itself (another process's last connection deletes the WAL and
+        its index as it closes): the open starts again, a few times."""
+        for _ in range(_OPEN_TRIES - 1):
+            try:
+                return self._open_once(timeout=timeout)
+            except _ReplacedWhileOpeningError:
+                continue
+        return self._open_once(timeout=timeout)
+
+    def _open_once(self, *, timeout: float) -> sqlite3.Connection:
+        # Which files the connection holds: those at the path both just before and just
+        # after SQLite opens them (the database in connect, the WAL and its index in the
+        # switch to WAL below). The database's is taken right after the connect, not after
+        # that switch, which may wait for seconds while the file at the path is replaced:
+        # recorded then, a connection to the old file would carry the new file's identity
+        # and commit, unnoticed, into a deleted database.
         before = None if self._memory else _identity_at(self._path)
+        wal_before = None if self._memory else _identity_at(self._wal_path)
+        shm_before = None if self._memory else _identity_at(self._shm_path)
         conn = sqlite3.connect(
             self._target if self._memory else self._path,
             uri=self._memory,
@@ -359,8 +432,9 @@ class SqliteSessionStore:
             if not self._memory:
                 identity = _identity_at(self._path)
                 if identity is None or (before is not None and identity != before):
-                    raise _FileGoneError  # replaced while connecting: the next open retries
+                    raise _ReplacedWhileOpeningError
                 conn.identity = identity
+                _check_peers(identity, wal_before, shm_before)
             _enter_wal(conn, timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             if self._memory:
@@ -369,12 +443,10 @@ class SqliteSessionStore:
                         self._target, uri=True, check_same_thread=False
                     )
                 return conn
-            try:
-                wal = os.stat(self._wal_path)
-            except FileNotFoundError:
-                pass  # a new database: its first write transaction creates the WAL
-            else:
-                conn.wal_identity = (wal.st_dev, wal.st_ino)
+            # None for a new database: its first write transaction creates both.
+            conn.wal_identity = _held(wal_before, _identity_at(self._wal_path))
+            conn.shm_identity = _held(shm_before, _identity_at(self._shm_path))
+            _join_peers(conn)
             if self._migrated and sqlite_version(conn, COMPONENT) != SCHEMA_VERSION:
                 # A new file at the path (the old one went away), perhaps with the old
                 # one's inode number: bring it up to date.
@@ -844,13 +916,33 @@ class SqliteSessionStore:
                 self._keepalive = None
 
 
-def _identity_at(path: str) -> tuple[int, int] | None:
+def _identity_at(path: str) -> _Identity | None:
     """(device, inode) of the file at ``path``, or None when there is none."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+def _holds(conn: sqlite3.Connection, which: str, found: os.stat_result) -> bool:
+    """Whether the file ``conn`` holds as ``which`` (its WAL or WAL index) is ``found``; a
+    connection that had none yet adopts it."""
+    identity = (found.st_dev, found.st_ino)
+    held = getattr(conn, which, None)
+    if held is None:
+        setattr(conn, which, identity)
+        return True
+    return bool(held == identity)
+
+
+def _held(before: _Identity | None, after: _Identity | None) -> _Identity | None:
+    """The file a connection opened between two looks at its path: ``after``, unless the
+    file there was deleted or replaced in between (then which one SQLite opened is not
+    known: the open starts again)."""
+    if before is not None and after != before:
+        raise _ReplacedWhileOpeningError
+    return after
 
 
 def _enter_wal(conn: sqlite3.Connection, timeout: float) -> None:
@@ -874,6 +966,13 @@ def _enter_wal(conn: sqlite3.Connection, timeout: float) -> None:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+def _described(exc: sqlite3.Error) -> str:
+    """SQLite's message with its extended result code (``disk I/O error`` alone does not
+    say whether a read, a write, a lock or the shared-memory file failed)."""
+    name = getattr(exc, "sqlite_errorname", None)
+    return f"{exc}, {name}" if name else str(exc)
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
