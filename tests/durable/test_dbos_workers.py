@@ -148,15 +148,28 @@ async def test_a_worker_killed_mid_invocation_is_finished_by_the_other(
             session_id=session.id,
             invocation_id=invocation_id,
         )
-        killed: str | None = None
-        async for event in stream:
-            streamed.append(event)
-            if killed is None and workers.signal.exists():
-                _, pid = workers.signal.read_text().split()
-                killed = next(e for e, p in workers.processes.items() if str(p.pid) == pid)
-                workers.processes[killed].send_signal(signal.SIGKILL)
-                workers.processes[killed].communicate(timeout=30)
-        assert killed is not None
+
+        async def kill_at_the_signal() -> str:
+            # Watched on its own, not between streamed events: the blocked tool commits
+            # nothing, so the stream may have delivered its last event before the signal
+            # (regression: then the test waited out the tool's 60 s and the run failed).
+            for _ in range(3000):
+                if workers.signal.exists():
+                    break
+                await asyncio.sleep(0.02)
+            _, pid = workers.signal.read_text().split()
+            name = next(e for e, p in workers.processes.items() if str(p.pid) == pid)
+            workers.processes[name].send_signal(signal.SIGKILL)
+            await asyncio.to_thread(workers.processes[name].communicate, timeout=30)
+            return name
+
+        killer = asyncio.create_task(kill_at_the_signal())
+        try:
+            async for event in stream:
+                streamed.append(event)
+            killed = await asyncio.wait_for(killer, 30)
+        finally:
+            killer.cancel()
         assert workers.processes[killed].returncode == -signal.SIGKILL
         statuses = await _wait_for_status(queue, [invocation_id], 60)
         assert statuses[invocation_id] == "SUCCESS"
