@@ -9,12 +9,15 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from eventide.errors import BackendError
 from eventide.events import Event, EventActions
+from eventide.memory.sql_memory_service import SqlMemoryService
 from eventide.sessions.sql_session_service import SqlSessionService
 from tests.sessions.conftest import IN_CI
 
@@ -347,15 +350,28 @@ async def test_an_append_after_the_shm_file_alone_was_deleted_fails(tmp_path: Pa
         await service.close()
 
 
+async def _eventually(call: Callable[[], Awaitable[object]], within: float = 2.0) -> None:
+    """Call until it stops raising BackendError (for ``within`` seconds at most)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            await call()
+            return
+        except BackendError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.01)
+
+
 async def test_a_second_service_in_the_process_does_not_share_deleted_files(
     tmp_path: Path,
 ) -> None:
     """Contract (failures; no acknowledged write is ever lost): two services of one process
-    use the same database; its ``-wal`` and ``-shm`` are deleted while the first holds them.
-    SQLite gives a process's connections to one file one WAL index, so a connection the
-    second service opens now would share the first one's deleted index. Instead its call
-    fails as on a deleted file; once the first service has let go (at its next call), both
-    work on the files at the path."""
+    use the same database; its ``-wal`` and ``-shm`` are deleted while the first, idle, holds
+    them. SQLite gives a process's connections to one file one WAL index, so a connection
+    the second service opens now would share the first one's deleted index. Instead its call
+    fails as on a deleted file, and the first service is told to let go of those files: the
+    second recovers on its own, and the first then works without a failed call of its own."""
     path = tmp_path / "sessions.db"
     first = SqlSessionService(f"sqlite:///{path}")
     second = SqlSessionService(f"sqlite:///{path}")
@@ -368,8 +384,7 @@ async def test_a_second_service_in_the_process_does_not_share_deleted_files(
         holder.release()
         with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
             await second.get_session(app_name="app", user_id="u", session_id="s")
-        with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
-            await first.append_event(session, _event(2))
+        await _eventually(lambda: second.get_session(app_name="app", user_id="u", session_id="s"))
         await _append_after_and_check(second, path, "by second")
         await _append_after_and_check(first, path, "by first")
     finally:
@@ -377,3 +392,38 @@ async def test_a_second_service_in_the_process_does_not_share_deleted_files(
             holder.release()
         await first.close()
         await second.close()
+
+
+async def test_a_memory_service_beside_sessions_lets_go_of_deleted_files(tmp_path: Path) -> None:
+    """Contract (failures; no acknowledged write is ever lost): sessions and memory share
+    one SQLite file, as the architecture allows; its ``-wal`` and ``-shm`` are deleted while
+    the memory service, idle, holds them. The session service fails as on a deleted file
+    until the memory service has let go of them, which it does on its own, and then both
+    work on the files at the path (regression: the memory service's connection was not
+    tracked, so every session call failed with SQLITE_IOERR_SHORT_READ, or read another
+    process's WAL frames as the wrong pages, for as long as the memory service stayed
+    idle)."""
+    path = tmp_path / "app.db"
+    sessions = SqlSessionService(f"sqlite:///{path}")
+    memory = SqlMemoryService(f"sqlite:///{path}")
+    holder = None
+    try:
+        session = await sessions.create_session(app_name="app", user_id="u", session_id="s")
+        await sessions.append_event(session, _event(1))
+        await memory.search_memory(app_name="app", user_id="u", query="hello")  # opens it
+        holder = _LockHolder(path)
+        holder.remove("-wal", "-shm")
+        holder.release()
+        with pytest.raises(BackendError, match=r"app\.db.*no longer the file"):
+            await sessions.append_event(session, _event(2))
+        await _eventually(lambda: sessions.get_session(app_name="app", user_id="u", session_id="s"))
+        await _append_after_and_check(sessions, path)
+        found = await memory.search_memory(app_name="app", user_id="u", query="hello")
+        assert found.memories == []
+        with sqlite3.connect(path) as check:
+            assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        if holder is not None:
+            holder.release()
+        await sessions.close()
+        await memory.close()

@@ -2,7 +2,10 @@
 
 - **SQLite**: the standard library's ``sqlite3`` (as the session store), one connection on a
   thread of the service's own, so the event loop never waits on a lock or a disk write. An
-  operation is one Python function running one whole transaction there.
+  operation is one Python function running one whole transaction there. Before it runs, and
+  again before a write commits, the connection's files are checked to be the files at the
+  path (:mod:`eventide._sqlite_files`): a database or WAL deleted under the service fails
+  the call, and the next one opens whatever is at the path then.
 - **PostgreSQL**: asyncpg, with a pool of its own per event loop (asyncpg connections
   belong to the loop that opened them). A connection the server dropped (restart,
   failover, ``pg_terminate_backend``) is replaced and the operation, which is always safe
@@ -16,6 +19,8 @@ pool (PostgreSQL), and turn driver failures into :class:`BackendError`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +29,15 @@ from typing import Any, TypeVar
 
 from eventide._database_urls import MEMORY_PATH, DatabaseUrl
 from eventide._sql_migrations import migrate_postgres, migrate_sqlite, sqlite_version
+from eventide._sqlite_files import (
+    FileGoneError,
+    ReplacedWhileOpeningError,
+    TrackedConnection,
+    check_files,
+    connected,
+    files_at,
+    opened,
+)
 from eventide.errors import BackendError, ConfigurationError
 from eventide.memory.sql_memory_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION
 
@@ -64,11 +78,24 @@ class SqliteMemoryBackend:
                     "needs. Use a Python whose sqlite3 has FTS5, or PostgreSQL."
                 ) from exc
             raise _failure(self._path, doing, exc) from exc
+        except FileGoneError as exc:
+            raise BackendError(
+                f"Memory store {self._path!r} failed to {doing}: its SQLite file is no longer "
+                "the file this service opened (it, its -wal or -shm, or their folder was "
+                "deleted, moved or replaced). Nothing was changed by this call; the next call "
+                "uses the database at that path."
+            ) from exc
 
     def _call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         conn = self._conn or self._open()
         try:
+            if isinstance(conn, TrackedConnection) and conn.path:
+                check_files(conn)
             return fn(conn)
+        except FileGoneError:
+            self._conn = None
+            conn.close()
+            raise
         except sqlite3.Error:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -81,19 +108,31 @@ class SqliteMemoryBackend:
 
     def _open(self) -> sqlite3.Connection:
         for attempt in range(_OPEN_ATTEMPTS):
+            before = None if self._path == MEMORY_PATH else files_at(self._path)
             conn = sqlite3.connect(
                 self._path,
                 timeout=self._busy_timeout,
                 isolation_level=None,  # explicit BEGIN IMMEDIATE / COMMIT
                 check_same_thread=False,  # opened and used on the thread, closed from close()
+                factory=TrackedConnection,
             )
             try:
+                if before is not None:
+                    connected(conn, self._path, before)
                 # WAL lets searches run while another process indexes; NORMAL is durable
                 # against process crashes (an OS crash may lose the last commits, which is
                 # fine for an index).
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
+                if before is not None:
+                    opened(conn, before)
+                    conn.on_stale = functools.partial(self._let_go_soon, conn)
                 self._migrate(conn)
+            except ReplacedWhileOpeningError:
+                conn.close()
+                if attempt == _OPEN_ATTEMPTS - 1:
+                    raise
+                continue
             except sqlite3.OperationalError as exc:
                 conn.close()
                 if "database is locked" not in str(exc) or attempt == _OPEN_ATTEMPTS - 1:
@@ -106,6 +145,16 @@ class SqliteMemoryBackend:
             self._conn = conn
             return conn
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _let_go_soon(self, conn: sqlite3.Connection) -> None:
+        """Close ``conn`` on the backend's thread, after the call running there (if any)."""
+        with contextlib.suppress(RuntimeError):  # the service is closed: nothing to do
+            self._executor.submit(self._let_go, conn)
+
+    def _let_go(self, conn: sqlite3.Connection) -> None:
+        if self._conn is conn:
+            self._conn = None
+            conn.close()
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         """Bring the file's schema up to date; only reads when it is (every new connection
@@ -132,6 +181,8 @@ def write(conn: sqlite3.Connection, body: Callable[[], _T]) -> _T:
     conn.execute("BEGIN IMMEDIATE")
     try:
         result = body()
+        if isinstance(conn, TrackedConnection) and conn.path:
+            check_files(conn)  # nothing committed into files no longer at the path
     except BaseException:
         conn.execute("ROLLBACK")
         raise

@@ -25,24 +25,12 @@ checkpoint once the WAL file has grown by ``_CHECKPOINT_FORCED_BYTES`` since the
 
 Every transaction checks, just before it commits (and every read before it answers), that
 the files its connection uses are still the files at the store's path: the database, its
-``-wal`` and its ``-shm`` (the WAL index; same device and inode each). When any of them, or
-their folder, was deleted, moved or replaced, the connection would go on writing to an
-unlinked file no other process reads (a WAL or index deleted under it is replaced by a new
-one at the path that other processes use); instead the operation fails with
-``BackendError``, nothing is acknowledged, and the store closes both its connections, so
-the next operation opens whatever database is at the path then. Whether that file needs its
+``-wal`` and its ``-shm`` (see :mod:`eventide._sqlite_files`, which also keeps a connection
+from sharing another one's deleted WAL index). When they are not, the operation fails with
+``BackendError``, nothing is acknowledged, and the store closes both its connections, so the
+next operation opens whatever database is at the path then. Whether that file needs its
 tables is decided by the schema version stored in it, not by its inode number, which a new
 file may reuse.
-
-SQLite gives all the connections of one process to one database file a single WAL index:
-the ``-shm`` file that the first of them mapped, shared while any of them is open. So a
-connection opened beside one that still holds a deleted ``-shm`` would read and write the new
-WAL at the path through the old index: reads past its end (``SQLITE_IOERR_SHORT_READ``), and
-commits that other processes never see. A new connection is therefore refused (as a gone
-file) while another Eventide connection of the process to that database holds files that are
-no longer at the path; and a connection is closed for real, with no statement left open on
-it (``sqlite3_close_v2`` keeps a connection with an unfinished statement open, files and
-index included, until the statement is freed).
 
 Neither place belongs to an event loop, so the store works from any loop, one after another.
 Writers take SQLite's write lock up front (``BEGIN IMMEDIATE``), so several processes queue
@@ -53,19 +41,27 @@ under that lock.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-import os
 import sqlite3
 import threading
 import time
 import uuid
-import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from eventide._database_urls import MEMORY_PATH
 from eventide._sql_migrations import migrate_sqlite, sqlite_version
+from eventide._sqlite_files import (
+    FileGoneError,
+    ReplacedWhileOpeningError,
+    TrackedConnection,
+    check_files,
+    connected,
+    files_at,
+    opened,
+)
 from eventide.errors import BackendError, CorruptRecordError
 from eventide.sessions.session_store import (
     AppendOutcome,
@@ -180,69 +176,6 @@ _CHECKPOINT_FORCED_BYTES = 64 * 1024 * 1024
 _OPEN_TRIES = 3
 
 
-_Identity = tuple[int, int]  # (device, inode) of a file
-
-
-class _Connection(sqlite3.Connection):
-    """A connection that remembers which files (device, inode) it uses: the database, and
-    its WAL and WAL index once it has them (a new database has neither before its first
-    write transaction)."""
-
-    identity: _Identity = (0, 0)
-    wal_identity: _Identity | None = None
-    shm_identity: _Identity | None = None
-    # The cursor appends run their statements on (one per connection, reused: making a
-    # cursor per append costs about a statement's worth of Python).
-    append_cursor: sqlite3.Cursor | None = None
-
-    def close(self) -> None:
-        # The cursor first: a statement it still holds (a BEGIN that met another process's
-        # lock, say) would keep the connection open inside SQLite after close(), old files
-        # and shared WAL index included, until the cursor is garbage (see the module
-        # docstring).
-        cursor, self.append_cursor = self.append_cursor, None
-        if cursor is not None:
-            cursor.close()
-        with _open_lock:
-            peers = _open_connections.get(self.identity)
-            if peers is not None:
-                peers.discard(self)
-                if not peers:
-                    del _open_connections[self.identity]
-        super().close()
-
-
-# This process's open connections to each database file (by identity): they share one WAL
-# index, so a new one must see the same WAL and index at the path as they hold (see the
-# module docstring).
-_open_connections: dict[_Identity, weakref.WeakSet[_Connection]] = {}
-_open_lock = threading.Lock()
-
-
-def _check_peers(identity: _Identity, wal: _Identity | None, shm: _Identity | None) -> None:
-    """Raise _FileGoneError when one of this process's connections to the database
-    ``identity`` holds a WAL or WAL index other than ``wal`` and ``shm``, the files at the
-    path: a new connection would share that stale index. Called before the new connection
-    reads anything (its first read maps the index)."""
-    with _open_lock:
-        for peer in _open_connections.get(identity, ()):
-            if peer.wal_identity not in (None, wal) or peer.shm_identity not in (None, shm):
-                raise _FileGoneError
-
-
-def _join_peers(conn: _Connection) -> None:
-    with _open_lock:
-        _open_connections.setdefault(conn.identity, weakref.WeakSet()).add(conn)
-
-
-class _FileGoneError(Exception):
-    """The connection's file is no longer the file at the store's path."""
-
-
-class _ReplacedWhileOpeningError(_FileGoneError):
-    """A file at the path was deleted or replaced while a connection opened it."""
-
-
 class SqliteSessionStore:
     """Sessions in a SQLite file (WAL journal).
 
@@ -277,8 +210,6 @@ class SqliteSessionStore:
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self._checkpoint_loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
-        self._wal_path = f"{path}-wal"
-        self._shm_path = f"{path}-shm"
         # Set by the first migration: from then on every new connection checks the schema
         # version of the file it opened (the file may be a new one).
         self._migrated = False
@@ -300,7 +231,7 @@ class SqliteSessionStore:
                 except sqlite3.Error as exc:
                     self._drop_inline()
                     raise self._backend_error(exc) from exc
-                except _FileGoneError:
+                except FileGoneError:
                     self._drop_inline()
                     gone = True
                 else:
@@ -318,7 +249,7 @@ class SqliteSessionStore:
             return await loop.run_in_executor(self._executor, self._on_thread, fn, args)
         except sqlite3.Error as exc:
             raise self._backend_error(exc) from exc
-        except _FileGoneError as exc:
+        except FileGoneError as exc:
             raise self._file_gone_error() from exc
 
     def _on_thread(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
@@ -326,8 +257,10 @@ class SqliteSessionStore:
             conn = self._thread_conn
             if conn is None:
                 conn = self._thread_conn = self._open(timeout=self._busy_timeout)
+                if isinstance(conn, TrackedConnection):
+                    conn.on_stale = functools.partial(self._let_go_of_thread_soon, conn)
             return fn(conn, *args)
-        except _FileGoneError:
+        except FileGoneError:
             self._drop_thread()
             # The inline connection holds the same lost files (its holders never wait on
             # this thread, so taking the lock cannot deadlock).
@@ -346,6 +279,25 @@ class SqliteSessionStore:
         if conn is not None:
             conn.close()
 
+    # on_stale: another connection of the process was refused because this one holds files
+    # no longer at the path (see eventide._sqlite_files); let go of it while it is not in use.
+    def _let_go_of_thread_soon(self, conn: sqlite3.Connection) -> None:
+        with contextlib.suppress(RuntimeError):  # the store is closed: nothing to do
+            self._executor.submit(self._let_go_of_thread, conn)
+
+    def _let_go_of_thread(self, conn: sqlite3.Connection) -> None:
+        if self._thread_conn is conn:
+            self._drop_thread()
+
+    def _let_go_of_inline(self, conn: sqlite3.Connection) -> None:
+        # Not waiting for an operation that uses it: that one notices the files itself.
+        if self._inline_lock.acquire(blocking=False):
+            try:
+                if self._inline_conn is conn:
+                    self._drop_inline()
+            finally:
+                self._inline_lock.release()
+
     def _drop_inline(self) -> None:
         """Close the inline connection (the next operation opens a fresh one): after a
         failed commit it may be left inside a transaction, holding the write lock."""
@@ -354,26 +306,11 @@ class SqliteSessionStore:
             conn.close()
 
     def _check_file(self, conn: sqlite3.Connection) -> None:
-        """Raise _FileGoneError unless ``conn``'s database, WAL and WAL index are still the
-        files at the path.
-
-        Called inside write transactions (``BEGIN IMMEDIATE`` has opened the WAL and its
-        index by then) and before reads. A connection that had no WAL or index when it was
-        opened adopts the one at the path at its first check.
-        """
-        if self._memory:
-            return
-        try:
-            st = os.stat(self._path)
-            wal = os.stat(self._wal_path)
-            shm = os.stat(self._shm_path)
-        except FileNotFoundError:
-            raise _FileGoneError from None
-        if (st.st_dev, st.st_ino) != getattr(conn, "identity", None):
-            raise _FileGoneError
-        self._wal_size = wal.st_size
-        if not (_holds(conn, "wal_identity", wal) and _holds(conn, "shm_identity", shm)):
-            raise _FileGoneError
+        """Raise FileGoneError unless ``conn``'s database, WAL and WAL index are still the
+        files at the path (called inside write transactions, just before the commit, and
+        before reads)."""
+        if not self._memory:
+            self._wal_size = check_files(cast(TrackedConnection, conn)).st_size
 
     def _file_gone_error(self) -> BackendError:
         return BackendError(
@@ -405,20 +342,15 @@ class SqliteSessionStore:
         for _ in range(_OPEN_TRIES - 1):
             try:
                 return self._open_once(timeout=timeout)
-            except _ReplacedWhileOpeningError:
+            except ReplacedWhileOpeningError:
                 continue
         return self._open_once(timeout=timeout)
 
     def _open_once(self, *, timeout: float) -> sqlite3.Connection:
-        # Which files the connection holds: those at the path both just before and just
-        # after SQLite opens them (the database in connect, the WAL and its index in the
-        # switch to WAL below). The database's is taken right after the connect, not after
-        # that switch, which may wait for seconds while the file at the path is replaced:
-        # recorded then, a connection to the old file would carry the new file's identity
-        # and commit, unnoticed, into a deleted database.
-        before = None if self._memory else _identity_at(self._path)
-        wal_before = None if self._memory else _identity_at(self._wal_path)
-        shm_before = None if self._memory else _identity_at(self._shm_path)
+        # The files at the path just before the connect: SQLite opens the database in
+        # connect, and its WAL and index at the first read after the switch to WAL, which
+        # may wait for seconds while the files at the path are replaced.
+        before = None if self._memory else files_at(self._path)
         conn = sqlite3.connect(
             self._target if self._memory else self._path,
             uri=self._memory,
@@ -426,27 +358,20 @@ class SqliteSessionStore:
             isolation_level=None,  # explicit BEGIN IMMEDIATE / COMMIT
             check_same_thread=False,  # the inline connection follows the running loop
             cached_statements=256,
-            factory=_Connection,
+            factory=TrackedConnection,
         )
         try:
-            if not self._memory:
-                identity = _identity_at(self._path)
-                if identity is None or (before is not None and identity != before):
-                    raise _ReplacedWhileOpeningError
-                conn.identity = identity
-                _check_peers(identity, wal_before, shm_before)
+            if before is not None:
+                connected(conn, self._path, before)
             _enter_wal(conn, timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
-            if self._memory:
+            if before is None:
                 if self._keepalive is None:
                     self._keepalive = sqlite3.connect(
                         self._target, uri=True, check_same_thread=False
                     )
                 return conn
-            # None for a new database: its first write transaction creates both.
-            conn.wal_identity = _held(wal_before, _identity_at(self._wal_path))
-            conn.shm_identity = _held(shm_before, _identity_at(self._shm_path))
-            _join_peers(conn)
+            opened(conn, before)
             if self._migrated and sqlite_version(conn, COMPONENT) != SCHEMA_VERSION:
                 # A new file at the path (the old one went away), perhaps with the old
                 # one's inode number: bring it up to date.
@@ -458,6 +383,8 @@ class SqliteSessionStore:
 
     def _open_inline(self) -> sqlite3.Connection:
         conn = self._open(timeout=0)
+        if isinstance(conn, TrackedConnection):
+            conn.on_stale = functools.partial(self._let_go_of_inline, conn)
         # Checkpoints fsync; they run on the store's thread (see _after_inline_commit).
         conn.execute("PRAGMA wal_autocheckpoint=0")
         self._inline_conn = conn
@@ -529,7 +456,7 @@ class SqliteSessionStore:
             return await loop.run_in_executor(self._executor, self._on_thread, self._migrate, ())
         except sqlite3.Error as exc:
             raise self._backend_error(exc) from exc
-        except _FileGoneError as exc:
+        except FileGoneError as exc:
             raise self._file_gone_error() from exc
 
     def _migrate(self, conn: sqlite3.Connection) -> int:
@@ -666,6 +593,7 @@ class SqliteSessionStore:
         self, *, app_name: str, user_id: str, session_id: str
     ) -> dict[str, Any] | None:
         def query(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            self._check_file(conn)
             row = conn.execute(_INITIAL_STATE, (app_name, user_id, session_id)).fetchone()
             if row is None or row[0] is None:
                 return None
@@ -693,6 +621,7 @@ class SqliteSessionStore:
         params.append(-1 if limit is None else limit)
 
         def query(conn: sqlite3.Connection) -> list[ListedSession]:
+            self._check_file(conn)
             return [listed_session(row, app_name) for row in conn.execute(sql, params)]
 
         return await self._run(query, write=False)
@@ -749,7 +678,7 @@ class SqliteSessionStore:
         cur = getattr(conn, "append_cursor", None)
         if cur is None:
             cur = conn.cursor()
-            if isinstance(conn, _Connection):
+            if isinstance(conn, TrackedConnection):
                 conn.append_cursor = cur
         cur.execute("BEGIN IMMEDIATE")
         try:
@@ -914,35 +843,6 @@ class SqliteSessionStore:
             if self._keepalive is not None:
                 self._keepalive.close()
                 self._keepalive = None
-
-
-def _identity_at(path: str) -> _Identity | None:
-    """(device, inode) of the file at ``path``, or None when there is none."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def _holds(conn: sqlite3.Connection, which: str, found: os.stat_result) -> bool:
-    """Whether the file ``conn`` holds as ``which`` (its WAL or WAL index) is ``found``; a
-    connection that had none yet adopts it."""
-    identity = (found.st_dev, found.st_ino)
-    held = getattr(conn, which, None)
-    if held is None:
-        setattr(conn, which, identity)
-        return True
-    return bool(held == identity)
-
-
-def _held(before: _Identity | None, after: _Identity | None) -> _Identity | None:
-    """The file a connection opened between two looks at its path: ``after``, unless the
-    file there was deleted or replaced in between (then which one SQLite opened is not
-    known: the open starts again)."""
-    if before is not None and after != before:
-        raise _ReplacedWhileOpeningError
-    return after
 
 
 def _enter_wal(conn: sqlite3.Connection, timeout: float) -> None:

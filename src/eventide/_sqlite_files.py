@@ -1,0 +1,164 @@
+"""Which files a SQLite connection uses, and whether they are still the files at its path.
+
+A SQLite database in WAL mode is three files: the database, its ``-wal`` and its ``-shm``
+(the WAL index, which also carries the WAL's locks). When any of them, or their folder, is
+deleted, moved or replaced while a connection holds it open, the connection goes on reading
+and writing files that no other process uses (a WAL or index deleted under it is replaced by
+a new one at the path). Eventide's SQLite stores (sessions and memory) open every connection
+as a :class:`TrackedConnection`, which records the three files (device and inode each) when
+it opens them, and call :func:`check_files` before each commit and read: a connection whose
+files are no longer at the path raises :class:`FileGoneError`, and its owner closes it.
+
+SQLite gives all the connections of one process to one database file a single WAL index:
+the ``-shm`` that the first of them mapped, shared while any of them is open. A connection
+opened beside one that still holds a deleted ``-shm`` would read and write the new WAL at
+the path through the old index: reads past its end (``SQLITE_IOERR_SHORT_READ``), and
+commits that other processes never see. So the process's open tracked connections are
+registered per database file, and a new one is refused (:class:`FileGoneError`) while another
+one holds a WAL or index that is no longer at the path. That one's owner is told
+(``on_stale``) and lets go of it as soon as it is not in use, so the next attempt opens the
+files at the path even when that owner is idle (a memory service beside a session service on
+one file, say). And a tracked connection is closed for real, with no statement left open on it:
+``sqlite3_close_v2`` keeps a connection with an unfinished statement open, files and shared
+index included, until the statement is freed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable
+
+__all__ = [
+    "FileGoneError",
+    "ReplacedWhileOpeningError",
+    "TrackedConnection",
+    "check_files",
+    "connected",
+    "files_at",
+    "opened",
+]
+
+Identity = tuple[int, int]  # (device, inode) of a file
+Files = tuple[Identity | None, Identity | None, Identity | None]  # database, -wal, -shm
+
+
+class FileGoneError(Exception):
+    """A connection's file is no longer the file at its path (or, opening, another
+    connection of the process to that database holds such files)."""
+
+
+class ReplacedWhileOpeningError(FileGoneError):
+    """A file at the path was deleted or replaced while a connection opened it: which one
+    SQLite opened is not known, and the open may start again."""
+
+
+class TrackedConnection(sqlite3.Connection):
+    """A connection that knows its path and the files it uses there (once :func:`opened`
+    has recorded them)."""
+
+    path = ""
+    identity: Identity = (0, 0)
+    wal_identity: Identity | None = None
+    shm_identity: Identity | None = None
+    # A cursor its owner reuses for many statements, closed with the connection.
+    append_cursor: sqlite3.Cursor | None = None
+    # Called (from any thread) when a new connection was refused because this one holds
+    # files no longer at the path: the owner closes it once it is not in use.
+    on_stale: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        # The cursor first: a statement it still holds (a BEGIN that met another process's
+        # lock, say) would keep the connection open inside SQLite after close().
+        cursor, self.append_cursor = self.append_cursor, None
+        if cursor is not None:
+            cursor.close()
+        with _lock:
+            peers = _open.get(self.identity)
+            if peers is not None:
+                peers.pop(id(self), None)
+                if not peers:
+                    del _open[self.identity]
+        super().close()
+
+
+# This process's open tracked connections to each database file (by identity), as weak
+# references keyed by id(): they share one WAL index.
+_open: dict[Identity, dict[int, weakref.ref[TrackedConnection]]] = {}
+_lock = threading.Lock()
+
+
+def identity_at(path: str) -> Identity | None:
+    """(device, inode) of the file at ``path``, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def files_at(path: str) -> Files:
+    """The database, WAL and WAL index at ``path`` now: taken just before the connect."""
+    return identity_at(path), identity_at(f"{path}-wal"), identity_at(f"{path}-shm")
+
+
+def connected(conn: TrackedConnection, path: str, before: Files) -> None:
+    """Right after ``sqlite3.connect`` (which opens the database file and reads nothing):
+    record the database file; refuse the connection when another one of the process to that
+    file holds a WAL or index other than the ones at the path (it would share that index)."""
+    identity = identity_at(path)
+    if identity is None or (before[0] is not None and identity != before[0]):
+        raise ReplacedWhileOpeningError
+    conn.path = path
+    conn.identity = identity
+    with _lock:
+        peers = [ref() for ref in _open.get(identity, {}).values()]
+    stale = [p for p in peers if p is not None and (p.wal_identity, p.shm_identity) != before[1:]]
+    if stale:
+        for peer in stale:
+            if peer.on_stale is not None:
+                peer.on_stale()
+        raise FileGoneError
+
+
+def opened(conn: TrackedConnection, before: Files) -> None:
+    """Once the connection is in WAL mode: read once (which opens the WAL and maps its
+    index), record both, and register the connection among the process's connections to
+    its database."""
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    conn.wal_identity = _held(before[1], identity_at(f"{conn.path}-wal"))
+    conn.shm_identity = _held(before[2], identity_at(f"{conn.path}-shm"))
+    with _lock:
+        peers = _open.setdefault(conn.identity, {})
+        for key in [k for k, ref in peers.items() if ref() is None]:
+            del peers[key]  # garbage-collected without close()
+        peers[id(conn)] = weakref.ref(conn)
+
+
+def _held(before: Identity | None, after: Identity | None) -> Identity:
+    """The file the connection opened between two looks at its path: ``after``, unless the
+    file there was deleted or replaced in between."""
+    if after is None or (before is not None and after != before):
+        raise ReplacedWhileOpeningError
+    return after
+
+
+def check_files(conn: TrackedConnection) -> os.stat_result:
+    """Raise FileGoneError unless the connection's database, WAL and WAL index are still
+    the files at its path; give the WAL's status."""
+    path = conn.path
+    try:
+        st = os.stat(path)
+        wal = os.stat(f"{path}-wal")
+        shm = os.stat(f"{path}-shm")
+    except FileNotFoundError:
+        raise FileGoneError from None
+    if (
+        (st.st_dev, st.st_ino) != conn.identity
+        or (wal.st_dev, wal.st_ino) != conn.wal_identity
+        or (shm.st_dev, shm.st_ino) != conn.shm_identity
+    ):
+        raise FileGoneError
+    return wal
