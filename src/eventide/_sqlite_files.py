@@ -7,14 +7,15 @@ and writing files that no other process uses (a WAL or index deleted under it is
 a new one at the path). Eventide's SQLite stores (sessions and memory) open every connection
 as a :class:`TrackedConnection`, which records the three files (device and inode each) when
 it opens them, and call :func:`check_files` before each commit and read: a connection whose
-files are no longer at the path raises :class:`FileGoneError`, and its owner closes it.
+files are no longer at the path fails the operation (each store raises its own internal
+signal), and its owner closes it.
 
 SQLite gives all the connections of one process to one database file a single WAL index:
 the ``-shm`` that the first of them mapped, shared while any of them is open. A connection
 opened beside one that still holds a deleted ``-shm`` would read and write the new WAL at
 the path through the old index: reads past its end (``SQLITE_IOERR_SHORT_READ``), and
 commits that other processes never see. So the process's open tracked connections are
-registered per database file, and a new one is refused (:class:`FileGoneError`) while another
+registered per database file, and a new one is refused (:data:`STALE_PEER`) while another
 one holds a WAL or index that is no longer at the path. That one's owner is told
 (``on_stale``) and lets go of it as soon as it is not in use, so the next attempt opens the
 files at the path even when that owner is idle (a memory service beside a session service on
@@ -32,8 +33,9 @@ import weakref
 from collections.abc import Callable
 
 __all__ = [
-    "FileGoneError",
-    "ReplacedWhileOpeningError",
+    "REPLACED",
+    "Files",
+    "STALE_PEER",
     "TrackedConnection",
     "check_files",
     "connected",
@@ -45,14 +47,12 @@ Identity = tuple[int, int]  # (device, inode) of a file
 Files = tuple[Identity | None, Identity | None, Identity | None]  # database, -wal, -shm
 
 
-class FileGoneError(Exception):
-    """A connection's file is no longer the file at its path (or, opening, another
-    connection of the process to that database holds such files)."""
-
-
-class ReplacedWhileOpeningError(FileGoneError):
-    """A file at the path was deleted or replaced while a connection opened it: which one
-    SQLite opened is not known, and the open may start again."""
+# Why a new connection may not be used (see connected() and opened()):
+# a file at the path was deleted or replaced while the connection opened it, so which one
+# SQLite opened is not known (the open may start again);
+REPLACED = "replaced while opening"
+# another connection of the process to that database holds files no longer at the path.
+STALE_PEER = "another connection holds gone files"
 
 
 class TrackedConnection(sqlite3.Connection):
@@ -104,61 +104,63 @@ def files_at(path: str) -> Files:
     return identity_at(path), identity_at(f"{path}-wal"), identity_at(f"{path}-shm")
 
 
-def connected(conn: TrackedConnection, path: str, before: Files) -> None:
+def connected(conn: TrackedConnection, path: str, before: Files) -> str | None:
     """Right after ``sqlite3.connect`` (which opens the database file and reads nothing):
-    record the database file; refuse the connection when another one of the process to that
-    file holds a WAL or index other than the ones at the path (it would share that index)."""
+    record the database file. Give why the connection may not be used, or None: REPLACED,
+    or STALE_PEER when another connection of the process to that file holds a WAL or index
+    other than the ones at the path (this one would share that index; its owner is told)."""
     identity = identity_at(path)
     if identity is None or (before[0] is not None and identity != before[0]):
-        raise ReplacedWhileOpeningError
+        return REPLACED
     conn.path = path
     conn.identity = identity
     with _lock:
         peers = [ref() for ref in _open.get(identity, {}).values()]
     stale = [p for p in peers if p is not None and (p.wal_identity, p.shm_identity) != before[1:]]
-    if stale:
-        for peer in stale:
-            if peer.on_stale is not None:
-                peer.on_stale()
-        raise FileGoneError
+    for peer in stale:
+        if peer.on_stale is not None:
+            peer.on_stale()
+    return STALE_PEER if stale else None
 
 
-def opened(conn: TrackedConnection, before: Files) -> None:
+def opened(conn: TrackedConnection, before: Files) -> str | None:
     """Once the connection is in WAL mode: read once (which opens the WAL and maps its
     index), record both, and register the connection among the process's connections to
-    its database."""
+    its database. Give REPLACED when a file at the path changed in between, else None."""
     conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    conn.wal_identity = _held(before[1], identity_at(f"{conn.path}-wal"))
-    conn.shm_identity = _held(before[2], identity_at(f"{conn.path}-shm"))
+    wal = identity_at(f"{conn.path}-wal")
+    shm = identity_at(f"{conn.path}-shm")
+    if _replaced(before[1], wal) or _replaced(before[2], shm):
+        return REPLACED
+    conn.wal_identity, conn.shm_identity = wal, shm
     with _lock:
         peers = _open.setdefault(conn.identity, {})
         for key in [k for k, ref in peers.items() if ref() is None]:
             del peers[key]  # garbage-collected without close()
         peers[id(conn)] = weakref.ref(conn)
+    return None
 
 
-def _held(before: Identity | None, after: Identity | None) -> Identity:
-    """The file the connection opened between two looks at its path: ``after``, unless the
-    file there was deleted or replaced in between."""
-    if after is None or (before is not None and after != before):
-        raise ReplacedWhileOpeningError
-    return after
+def _replaced(before: Identity | None, after: Identity | None) -> bool:
+    """Whether the file at a path, looked at before and after SQLite opened it, is not known
+    to be the one it opened (deleted, or replaced, in between)."""
+    return after is None or (before is not None and after != before)
 
 
-def check_files(conn: TrackedConnection) -> os.stat_result:
-    """Raise FileGoneError unless the connection's database, WAL and WAL index are still
-    the files at its path; give the WAL's status."""
+def check_files(conn: TrackedConnection) -> os.stat_result | None:
+    """The WAL's status when the connection's database, WAL and WAL index are still the
+    files at its path; None when any of them is not."""
     path = conn.path
     try:
         st = os.stat(path)
         wal = os.stat(f"{path}-wal")
         shm = os.stat(f"{path}-shm")
     except FileNotFoundError:
-        raise FileGoneError from None
+        return None
     if (
         (st.st_dev, st.st_ino) != conn.identity
         or (wal.st_dev, wal.st_ino) != conn.wal_identity
         or (shm.st_dev, shm.st_ino) != conn.shm_identity
     ):
-        raise FileGoneError
+        return None
     return wal

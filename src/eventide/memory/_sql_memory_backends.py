@@ -30,8 +30,8 @@ from typing import Any, TypeVar
 from eventide._database_urls import MEMORY_PATH, DatabaseUrl
 from eventide._sql_migrations import migrate_postgres, migrate_sqlite, sqlite_version
 from eventide._sqlite_files import (
-    FileGoneError,
-    ReplacedWhileOpeningError,
+    REPLACED,
+    Files,
     TrackedConnection,
     check_files,
     connected,
@@ -48,6 +48,10 @@ _T = TypeVar("_T")
 # Several processes opening a new SQLite file at once: switching it to WAL can fail with
 # "database is locked" without waiting for the busy timeout. Tried this often, backing off.
 _OPEN_ATTEMPTS = 6
+
+
+class _FileGoneError(Exception):
+    """The connection's files are no longer the files at the path (see _sqlite_files)."""
 
 
 def _failure(where: str, doing: str, exc: BaseException) -> BackendError:
@@ -78,7 +82,7 @@ class SqliteMemoryBackend:
                     "needs. Use a Python whose sqlite3 has FTS5, or PostgreSQL."
                 ) from exc
             raise _failure(self._path, doing, exc) from exc
-        except FileGoneError as exc:
+        except _FileGoneError as exc:
             raise BackendError(
                 f"Memory store {self._path!r} failed to {doing}: its SQLite file is no longer "
                 "the file this service opened (it, its -wal or -shm, or their folder was "
@@ -89,10 +93,9 @@ class SqliteMemoryBackend:
     def _call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         conn = self._conn or self._open()
         try:
-            if isinstance(conn, TrackedConnection) and conn.path:
-                check_files(conn)
+            _check(conn)
             return fn(conn)
-        except FileGoneError:
+        except _FileGoneError:
             self._conn = None
             conn.close()
             raise
@@ -117,22 +120,13 @@ class SqliteMemoryBackend:
                 factory=TrackedConnection,
             )
             try:
-                if before is not None:
-                    connected(conn, self._path, before)
-                # WAL lets searches run while another process indexes; NORMAL is durable
-                # against process crashes (an OS crash may lose the last commits, which is
-                # fine for an index).
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                if before is not None:
-                    opened(conn, before)
-                    conn.on_stale = functools.partial(self._let_go_soon, conn)
+                problem = self._prepare(conn, before)
+                if problem is not None:
+                    conn.close()
+                    if problem == REPLACED and attempt < _OPEN_ATTEMPTS - 1:
+                        continue  # a file at the path changed while it opened: again
+                    raise _FileGoneError
                 self._migrate(conn)
-            except ReplacedWhileOpeningError:
-                conn.close()
-                if attempt == _OPEN_ATTEMPTS - 1:
-                    raise
-                continue
             except sqlite3.OperationalError as exc:
                 conn.close()
                 if "database is locked" not in str(exc) or attempt == _OPEN_ATTEMPTS - 1:
@@ -145,6 +139,21 @@ class SqliteMemoryBackend:
             self._conn = conn
             return conn
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _prepare(self, conn: TrackedConnection, before: Files | None) -> str | None:
+        """Switch a new connection to WAL and record its files (a file database): give why
+        it may not be used (see eventide._sqlite_files), or None."""
+        problem = None if before is None else connected(conn, self._path, before)
+        if problem is not None:
+            return problem  # before any read: it would map another connection's index
+        # WAL lets searches run while another process indexes; NORMAL is durable against
+        # process crashes (an OS crash may lose the last commits, which is fine for an index).
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if before is None:
+            return None
+        conn.on_stale = functools.partial(self._let_go_soon, conn)
+        return opened(conn, before)
 
     def _let_go_soon(self, conn: sqlite3.Connection) -> None:
         """Close ``conn`` on the backend's thread, after the call running there (if any)."""
@@ -174,6 +183,12 @@ class SqliteMemoryBackend:
             self._executor.shutdown(wait=False)
 
 
+def _check(conn: sqlite3.Connection) -> None:
+    """Raise _FileGoneError unless a file connection's files are still those at its path."""
+    if isinstance(conn, TrackedConnection) and conn.path and check_files(conn) is None:
+        raise _FileGoneError
+
+
 def write(conn: sqlite3.Connection, body: Callable[[], _T]) -> _T:
     """Run ``body`` in a write transaction. The write lock is taken up front: a deferred
     transaction that reads and then writes can fail at once with "database is locked" when
@@ -181,8 +196,7 @@ def write(conn: sqlite3.Connection, body: Callable[[], _T]) -> _T:
     conn.execute("BEGIN IMMEDIATE")
     try:
         result = body()
-        if isinstance(conn, TrackedConnection) and conn.path:
-            check_files(conn)  # nothing committed into files no longer at the path
+        _check(conn)  # nothing committed into files no longer at the path
     except BaseException:
         conn.execute("ROLLBACK")
         raise

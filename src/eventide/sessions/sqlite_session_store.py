@@ -54,8 +54,7 @@ from typing import Any, TypeVar, cast
 from eventide._database_urls import MEMORY_PATH
 from eventide._sql_migrations import migrate_sqlite, sqlite_version
 from eventide._sqlite_files import (
-    FileGoneError,
-    ReplacedWhileOpeningError,
+    REPLACED,
     TrackedConnection,
     check_files,
     connected,
@@ -176,6 +175,15 @@ _CHECKPOINT_FORCED_BYTES = 64 * 1024 * 1024
 _OPEN_TRIES = 3
 
 
+class _FileGoneError(Exception):
+    """The connection's files are no longer the files at the store's path (or, opening,
+    another connection of the process to that database holds such files)."""
+
+
+class _ReplacedWhileOpeningError(_FileGoneError):
+    """A file at the path was deleted or replaced while a connection opened it."""
+
+
 class SqliteSessionStore:
     """Sessions in a SQLite file (WAL journal).
 
@@ -231,7 +239,7 @@ class SqliteSessionStore:
                 except sqlite3.Error as exc:
                     self._drop_inline()
                     raise self._backend_error(exc) from exc
-                except FileGoneError:
+                except _FileGoneError:
                     self._drop_inline()
                     gone = True
                 else:
@@ -249,7 +257,7 @@ class SqliteSessionStore:
             return await loop.run_in_executor(self._executor, self._on_thread, fn, args)
         except sqlite3.Error as exc:
             raise self._backend_error(exc) from exc
-        except FileGoneError as exc:
+        except _FileGoneError as exc:
             raise self._file_gone_error() from exc
 
     def _on_thread(self, fn: Callable[..., _T], args: tuple[Any, ...]) -> _T:
@@ -260,7 +268,7 @@ class SqliteSessionStore:
                 if isinstance(conn, TrackedConnection):
                     conn.on_stale = functools.partial(self._let_go_of_thread_soon, conn)
             return fn(conn, *args)
-        except FileGoneError:
+        except _FileGoneError:
             self._drop_thread()
             # The inline connection holds the same lost files (its holders never wait on
             # this thread, so taking the lock cannot deadlock).
@@ -306,11 +314,14 @@ class SqliteSessionStore:
             conn.close()
 
     def _check_file(self, conn: sqlite3.Connection) -> None:
-        """Raise FileGoneError unless ``conn``'s database, WAL and WAL index are still the
+        """Raise _FileGoneError unless ``conn``'s database, WAL and WAL index are still the
         files at the path (called inside write transactions, just before the commit, and
         before reads)."""
         if not self._memory:
-            self._wal_size = check_files(cast(TrackedConnection, conn)).st_size
+            wal = check_files(cast(TrackedConnection, conn))
+            if wal is None:
+                raise _FileGoneError
+            self._wal_size = wal.st_size
 
     def _file_gone_error(self) -> BackendError:
         return BackendError(
@@ -342,7 +353,7 @@ class SqliteSessionStore:
         for _ in range(_OPEN_TRIES - 1):
             try:
                 return self._open_once(timeout=timeout)
-            except ReplacedWhileOpeningError:
+            except _ReplacedWhileOpeningError:
                 continue
         return self._open_once(timeout=timeout)
 
@@ -362,7 +373,7 @@ class SqliteSessionStore:
         )
         try:
             if before is not None:
-                connected(conn, self._path, before)
+                _raise_for(connected(conn, self._path, before))
             _enter_wal(conn, timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             if before is None:
@@ -371,7 +382,7 @@ class SqliteSessionStore:
                         self._target, uri=True, check_same_thread=False
                     )
                 return conn
-            opened(conn, before)
+            _raise_for(opened(conn, before))
             if self._migrated and sqlite_version(conn, COMPONENT) != SCHEMA_VERSION:
                 # A new file at the path (the old one went away), perhaps with the old
                 # one's inode number: bring it up to date.
@@ -456,7 +467,7 @@ class SqliteSessionStore:
             return await loop.run_in_executor(self._executor, self._on_thread, self._migrate, ())
         except sqlite3.Error as exc:
             raise self._backend_error(exc) from exc
-        except FileGoneError as exc:
+        except _FileGoneError as exc:
             raise self._file_gone_error() from exc
 
     def _migrate(self, conn: sqlite3.Connection) -> int:
@@ -843,6 +854,12 @@ class SqliteSessionStore:
             if self._keepalive is not None:
                 self._keepalive.close()
                 self._keepalive = None
+
+
+def _raise_for(problem: str | None) -> None:
+    """Raise the store's signal for why a new connection may not be used (if it may not)."""
+    if problem is not None:
+        raise _ReplacedWhileOpeningError if problem == REPLACED else _FileGoneError
 
 
 def _enter_wal(conn: sqlite3.Connection, timeout: float) -> None:
