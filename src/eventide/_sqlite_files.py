@@ -59,7 +59,11 @@ class TrackedConnection(sqlite3.Connection):
     """A connection that knows its path and the files it uses there (once :func:`opened`
     has recorded them)."""
 
+    # The database's path, made absolute (checks follow a symlink there, as opening did), and
+    # its -wal and -shm, which SQLite keeps beside the file a symlinked path leads to.
     path = ""
+    wal_path = ""
+    shm_path = ""
     identity: Identity = (0, 0)
     wal_identity: Identity | None = None
     shm_identity: Identity | None = None
@@ -101,7 +105,8 @@ def identity_at(path: str) -> Identity | None:
 
 def files_at(path: str) -> Files:
     """The database, WAL and WAL index at ``path`` now: taken just before the connect."""
-    return identity_at(path), identity_at(f"{path}-wal"), identity_at(f"{path}-shm")
+    real = os.path.realpath(path)
+    return identity_at(path), identity_at(f"{real}-wal"), identity_at(f"{real}-shm")
 
 
 def connected(conn: TrackedConnection, path: str, before: Files) -> str | None:
@@ -112,7 +117,9 @@ def connected(conn: TrackedConnection, path: str, before: Files) -> str | None:
     identity = identity_at(path)
     if identity is None or (before[0] is not None and identity != before[0]):
         return REPLACED
-    conn.path = path
+    real = os.path.realpath(path)
+    conn.path = os.path.abspath(path)
+    conn.wal_path, conn.shm_path = f"{real}-wal", f"{real}-shm"
     conn.identity = identity
     with _lock:
         peers = [ref() for ref in _open.get(identity, {}).values()]
@@ -128,8 +135,8 @@ def opened(conn: TrackedConnection, before: Files) -> str | None:
     index), record both, and register the connection among the process's connections to
     its database. Give REPLACED when a file at the path changed in between, else None."""
     conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    wal = identity_at(f"{conn.path}-wal")
-    shm = identity_at(f"{conn.path}-shm")
+    wal = identity_at(conn.wal_path)
+    shm = identity_at(conn.shm_path)
     if _replaced(before[1], wal) or _replaced(before[2], shm):
         return REPLACED
     conn.wal_identity, conn.shm_identity = wal, shm
@@ -150,11 +157,10 @@ def _replaced(before: Identity | None, after: Identity | None) -> bool:
 def check_files(conn: TrackedConnection) -> os.stat_result | None:
     """The WAL's status when the connection's database, WAL and WAL index are still the
     files at its path; None when any of them is not."""
-    path = conn.path
     try:
-        st = os.stat(path)
-        wal = os.stat(f"{path}-wal")
-        shm = os.stat(f"{path}-shm")
+        st = os.stat(conn.path)
+        wal = os.stat(conn.wal_path)
+        shm = os.stat(conn.shm_path)
     except FileNotFoundError:
         return None
     if (

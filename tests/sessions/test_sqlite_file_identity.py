@@ -427,3 +427,27 @@ async def test_a_memory_service_beside_sessions_lets_go_of_deleted_files(tmp_pat
             holder.release()
         await sessions.close()
         await memory.close()
+
+
+async def test_a_database_path_that_is_a_symlink_works(tmp_path: Path) -> None:
+    """A database path that is a symlink to the file works for sessions and memory alike.
+    SQLite keeps the ``-wal`` and ``-shm`` beside the file the link leads to, so that is
+    where the file checks look (regression: they looked beside the link, found no WAL, and
+    every call failed as on a deleted file)."""
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "app.db"
+    link.symlink_to(real / "app.db")
+    sessions = SqlSessionService(f"sqlite:///{link}")
+    memory = SqlMemoryService(f"sqlite:///{link}")
+    try:
+        session = await sessions.create_session(app_name="app", user_id="u", session_id="s")
+        await sessions.append_event(session, _event(1))
+        found = await memory.search_memory(app_name="app", user_id="u", query="hello")
+        assert found.memories == []
+        stored = await sessions.get_session(app_name="app", user_id="u", session_id="s")
+        assert stored is not None and stored.state == {"n": 1}
+        assert (real / "app.db-wal").exists() and not (tmp_path / "app.db-wal").exists()
+    finally:
+        await sessions.close()
+        await memory.close()
