@@ -22,6 +22,8 @@ files at the path even when that owner is idle (a memory service beside a sessio
 one file, say). And a tracked connection is closed for real, with no statement left open on it:
 ``sqlite3_close_v2`` keeps a connection with an unfinished statement open, files and shared
 index included, until the statement is freed.
+
+Both stores also switch new connections to WAL the same way (:func:`enter_wal`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable
 
@@ -39,7 +42,9 @@ __all__ = [
     "TrackedConnection",
     "check_files",
     "connected",
+    "enter_wal",
     "files_at",
+    "is_busy",
     "opened",
 ]
 
@@ -170,3 +175,34 @@ def check_files(conn: TrackedConnection) -> os.stat_result | None:
     ):
         return None
     return wal
+
+
+def enter_wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """``PRAGMA journal_mode=WAL``, tried again for up to ``timeout`` seconds while the file
+    is busy.
+
+    A new database starts in rollback-journal mode, and switching it to WAL takes its
+    exclusive lock. When another connection holds the write lock meanwhile (several
+    processes opening one new file at once: one of them is already creating the tables),
+    SQLite reports the clash at once instead of calling its busy handler, so the wait is
+    done here. Between tries this connection holds no lock.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED (any extended code): the lock is held elsewhere."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return "locked" in str(exc) or "busy" in str(exc)
+    return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)

@@ -258,6 +258,16 @@ class _LockHolder:
             self._proc.wait(timeout=10)
 
 
+def _delete_under_lock(path: Path, *suffixes: str) -> None:
+    """Delete the database's files with these suffixes while another process holds its
+    write lock (so no writer is between its file check and its commit meanwhile)."""
+    holder = _LockHolder(path)
+    try:
+        holder.remove(*suffixes)
+    finally:
+        holder.release()
+
+
 def _deleted_files_open(path: Path) -> list[str]:
     """Files of the database at ``path`` that this process holds open although they were
     deleted (Linux: /proc/self/fd)."""
@@ -329,13 +339,11 @@ async def test_an_append_after_the_shm_file_alone_was_deleted_fails(tmp_path: Pa
     the store works on the files at the path again."""
     path = tmp_path / "sessions.db"
     service = SqlSessionService(f"sqlite:///{path}")
-    holder = other_writer = None
+    other_writer = None
     try:
         session = await service.create_session(app_name="app", user_id="u", session_id="s")
         await service.append_event(session, _event(1))
-        holder = _LockHolder(path)
-        holder.remove("-shm")
-        holder.release()
+        _delete_under_lock(path, "-shm")
         other_writer = _LockHolder(path)  # on a new -shm
         with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
             await service.append_event(session, _event(2))
@@ -344,9 +352,8 @@ async def test_an_append_after_the_shm_file_alone_was_deleted_fails(tmp_path: Pa
         with sqlite3.connect(path) as check:
             assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     finally:
-        for process in (holder, other_writer):
-            if process is not None:
-                process.release()
+        if other_writer is not None:
+            other_writer.release()
         await service.close()
 
 
@@ -375,21 +382,16 @@ async def test_a_second_service_in_the_process_does_not_share_deleted_files(
     path = tmp_path / "sessions.db"
     first = SqlSessionService(f"sqlite:///{path}")
     second = SqlSessionService(f"sqlite:///{path}")
-    holder = None
     try:
         session = await first.create_session(app_name="app", user_id="u", session_id="s")
         await first.append_event(session, _event(1))
-        holder = _LockHolder(path)
-        holder.remove("-wal", "-shm")
-        holder.release()
+        _delete_under_lock(path, "-wal", "-shm")
         with pytest.raises(BackendError, match=r"sessions\.db.*no longer the file"):
             await second.get_session(app_name="app", user_id="u", session_id="s")
         await _eventually(lambda: second.get_session(app_name="app", user_id="u", session_id="s"))
         await _append_after_and_check(second, path, "by second")
         await _append_after_and_check(first, path, "by first")
     finally:
-        if holder is not None:
-            holder.release()
         await first.close()
         await second.close()
 
@@ -406,14 +408,11 @@ async def test_a_memory_service_beside_sessions_lets_go_of_deleted_files(tmp_pat
     path = tmp_path / "app.db"
     sessions = SqlSessionService(f"sqlite:///{path}")
     memory = SqlMemoryService(f"sqlite:///{path}")
-    holder = None
     try:
         session = await sessions.create_session(app_name="app", user_id="u", session_id="s")
         await sessions.append_event(session, _event(1))
         await memory.search_memory(app_name="app", user_id="u", query="hello")  # opens it
-        holder = _LockHolder(path)
-        holder.remove("-wal", "-shm")
-        holder.release()
+        _delete_under_lock(path, "-wal", "-shm")
         with pytest.raises(BackendError, match=r"app\.db.*no longer the file"):
             await sessions.append_event(session, _event(2))
         await _eventually(lambda: sessions.get_session(app_name="app", user_id="u", session_id="s"))
@@ -423,8 +422,6 @@ async def test_a_memory_service_beside_sessions_lets_go_of_deleted_files(tmp_pat
         with sqlite3.connect(path) as check:
             assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     finally:
-        if holder is not None:
-            holder.release()
         await sessions.close()
         await memory.close()
 

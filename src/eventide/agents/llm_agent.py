@@ -234,8 +234,7 @@ class LlmAgent(BaseAgent):
         plugins = ctx.plugin_manager
         root = self.root_agent
         parent = self.parent_agent
-        # A lone agent (the common case) has none: no list to build.
-        targets = self.transfer_targets() if self.sub_agents or parent is not None else ()
+        targets = self.transfer_targets()
         before_model: tuple[BeforeModelHook, ...] = ()
         after_model: tuple[AfterModelHook, ...] = ()
         on_model_error: tuple[ModelErrorHook, ...] = ()

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import functools
 import sqlite3
-import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -35,6 +34,7 @@ from eventide._sqlite_files import (
     TrackedConnection,
     check_files,
     connected,
+    enter_wal,
     files_at,
     opened,
 )
@@ -45,9 +45,8 @@ __all__ = ["PostgresMemoryBackend", "SqliteMemoryBackend"]
 
 _T = TypeVar("_T")
 
-# Several processes opening a new SQLite file at once: switching it to WAL can fail with
-# "database is locked" without waiting for the busy timeout. Tried this often, backing off.
-_OPEN_ATTEMPTS = 6
+# How many times an open starts again when a file at the path is replaced meanwhile.
+_OPEN_ATTEMPTS = 3
 
 
 class _FileGoneError(Exception):
@@ -127,12 +126,6 @@ class SqliteMemoryBackend:
                         continue  # a file at the path changed while it opened: again
                     raise _FileGoneError
                 self._migrate(conn)
-            except sqlite3.OperationalError as exc:
-                conn.close()
-                if "database is locked" not in str(exc) or attempt == _OPEN_ATTEMPTS - 1:
-                    raise
-                time.sleep(0.05 * 2**attempt)
-                continue
             except BaseException:
                 conn.close()
                 raise
@@ -148,7 +141,7 @@ class SqliteMemoryBackend:
             return problem  # before any read: it would map another connection's index
         # WAL lets searches run while another process indexes; NORMAL is durable against
         # process crashes (an OS crash may lose the last commits, which is fine for an index).
-        conn.execute("PRAGMA journal_mode=WAL")
+        enter_wal(conn, self._busy_timeout)
         conn.execute("PRAGMA synchronous=NORMAL")
         if before is None:
             return None

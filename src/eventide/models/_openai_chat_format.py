@@ -471,15 +471,11 @@ def _read_message(
     partials: list[LlmResponse] = []
     # Reasoning text: DeepSeek, Qwen and vLLM send reasoning_content, Ollama reasoning.
     reasoning = string(message.get("reasoning_content")) or string(message.get("reasoning"))
-    if reasoning:
-        partial = assembler.text(reasoning, thought=True)
-        if partial is not None:
-            partials.append(partial)
-    text = message.get("content")
-    if text and isinstance(text, str):
-        partial = assembler.text(text)
-        if partial is not None:
-            partials.append(partial)
+    for text, thought in ((reasoning, True), (message.get("content"), False)):
+        if text and isinstance(text, str):
+            partial = assembler.text(text, thought=thought)
+            if partial is not None:
+                partials.append(partial)
     refusal = message.get("refusal")
     if refusal and isinstance(refusal, str):
         assembler.fail("SAFETY", f"The model refused: {refusal}")

@@ -76,7 +76,7 @@ class OpenAILlm(RemoteLlm):
     base_url: str | None = None
     provider: OpenAIProvider | None = None
 
-    _history_memo: ChatHistoryMemo | None = PrivateAttr(default=None)
+    _history_memo: ChatHistoryMemo = PrivateAttr(default_factory=ChatHistoryMemo)
 
     @classmethod
     def supported_models(cls) -> list[str]:
@@ -97,11 +97,10 @@ class OpenAILlm(RemoteLlm):
 
     def _chat_memo(self) -> ChatHistoryMemo:
         """This model's translations of recent conversations (see ChatHistoryMemo)."""
+        # Read from the private dict: pydantic's __getattr__ is the slow way to a private.
         private = self.__pydantic_private__
         assert private is not None
-        memo: ChatHistoryMemo | None = private["_history_memo"]
-        if memo is None:
-            memo = private["_history_memo"] = ChatHistoryMemo()
+        memo: ChatHistoryMemo = private["_history_memo"]
         return memo
 
     def _wire_call(self, llm_request: LlmRequest, provider: Provider) -> WireCall:

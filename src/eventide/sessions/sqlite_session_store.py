@@ -58,7 +58,9 @@ from eventide._sqlite_files import (
     TrackedConnection,
     check_files,
     connected,
+    enter_wal,
     files_at,
+    is_busy,
     opened,
 )
 from eventide.errors import BackendError, CorruptRecordError
@@ -232,7 +234,7 @@ class SqliteSessionStore:
                     conn = self._inline_conn or self._open_inline()
                     result = fn(conn, *args)
                 except sqlite3.OperationalError as exc:
-                    if not _is_busy(exc):
+                    if not is_busy(exc):
                         self._drop_inline()
                         raise self._backend_error(exc) from exc
                     # Another process holds the write lock: wait for it on the thread.
@@ -374,7 +376,7 @@ class SqliteSessionStore:
         try:
             if before is not None:
                 _raise_for(connected(conn, self._path, before))
-            _enter_wal(conn, timeout)
+            enter_wal(conn, timeout)
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             if before is None:
                 if self._keepalive is None:
@@ -862,42 +864,11 @@ def _raise_for(problem: str | None) -> None:
         raise _ReplacedWhileOpeningError if problem == REPLACED else _FileGoneError
 
 
-def _enter_wal(conn: sqlite3.Connection, timeout: float) -> None:
-    """``PRAGMA journal_mode=WAL``, tried again for up to ``timeout`` seconds while the file
-    is busy.
-
-    A new database starts in rollback-journal mode, and switching it to WAL takes its
-    exclusive lock. When another connection holds the write lock meanwhile (several
-    processes opening one new file at once: one of them is already creating the tables),
-    SQLite reports the clash at once instead of calling its busy handler, so the wait is
-    done here. Between tries this connection holds no lock.
-    """
-    deadline = time.monotonic() + timeout
-    pause = 0.001
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if not _is_busy(exc) or time.monotonic() + pause > deadline:
-                raise
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
-
-
 def _described(exc: sqlite3.Error) -> str:
     """SQLite's message with its extended result code (``disk I/O error`` alone does not
     say whether a read, a write, a lock or the shared-memory file failed)."""
     name = getattr(exc, "sqlite_errorname", None)
     return f"{exc}, {name}" if name else str(exc)
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    """SQLITE_BUSY or SQLITE_LOCKED (any extended code): the lock is held elsewhere."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is None:
-        return "locked" in str(exc) or "busy" in str(exc)
-    return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _is_unwritable(exc: sqlite3.Error) -> bool:
