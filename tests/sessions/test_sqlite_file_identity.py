@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -448,3 +449,44 @@ async def test_a_database_path_that_is_a_symlink_works(tmp_path: Path) -> None:
     finally:
         await sessions.close()
         await memory.close()
+
+
+@pytest.mark.parametrize("service_kind", ["sessions", "memory"])
+async def test_a_connection_can_be_told_to_let_go_as_soon_as_it_is_registered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, service_kind: str
+) -> None:
+    """Contract (failures): a store's new connection is registered among the process's
+    connections to its file only once the store can be told to let go of it. Another
+    connection that finds it holding gone files from that moment calls ``on_stale``;
+    were it still unset, the holder would not be told, and every new connection to the
+    file would be refused for as long as the holder stayed idle (regression: the session
+    store set it just after registering)."""
+    from eventide import _sqlite_files
+    from eventide.memory import _sql_memory_backends
+    from eventide.sessions import sqlite_session_store
+
+    registered: list[bool] = []
+    real_opened = _sqlite_files.opened
+
+    def checked_opened(conn: _sqlite_files.TrackedConnection, before: _sqlite_files.Files) -> Any:
+        registered.append(callable(conn.on_stale))
+        return real_opened(conn, before)
+
+    module = sqlite_session_store if service_kind == "sessions" else _sql_memory_backends
+    monkeypatch.setattr(module, "opened", checked_opened)
+    path = tmp_path / "app.db"
+    if service_kind == "sessions":
+        sessions = SqlSessionService(f"sqlite:///{path}")
+        try:
+            session = await sessions.create_session(app_name="app", user_id="u", session_id="s")
+            await sessions.append_event(session, _event(1))
+        finally:
+            await sessions.close()
+    else:
+        memory = SqlMemoryService(f"sqlite:///{path}")
+        try:
+            await memory.search_memory(app_name="app", user_id="u", query="hello")
+        finally:
+            await memory.close()
+    assert registered, "no connection was opened"
+    assert all(registered), f"on_stale unset at registration: {registered}"

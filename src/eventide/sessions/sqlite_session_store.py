@@ -266,9 +266,9 @@ class SqliteSessionStore:
         try:
             conn = self._thread_conn
             if conn is None:
-                conn = self._thread_conn = self._open(timeout=self._busy_timeout)
-                if isinstance(conn, TrackedConnection):
-                    conn.on_stale = functools.partial(self._let_go_of_thread_soon, conn)
+                conn = self._thread_conn = self._open(
+                    timeout=self._busy_timeout, on_stale=self._let_go_of_thread_soon
+                )
             return fn(conn, *args)
         except _FileGoneError:
             self._drop_thread()
@@ -348,18 +348,27 @@ class SqliteSessionStore:
             f"write lock longer than busy_timeout={self._busy_timeout}s."
         )
 
-    def _open(self, *, timeout: float) -> sqlite3.Connection:
+    def _open(
+        self, *, timeout: float, on_stale: Callable[[sqlite3.Connection], None]
+    ) -> sqlite3.Connection:
         """A new connection to the files at the path. A file replaced while it is being
         opened is no fault by itself (another process's last connection deletes the WAL and
-        its index as it closes): the open starts again, a few times."""
+        its index as it closes): the open starts again, a few times.
+
+        ``on_stale(conn)`` is the connection's owner letting go of it (see
+        :attr:`TrackedConnection.on_stale`): set before the connection is registered among
+        the process's connections, so a peer that finds it stale from then on can tell it.
+        """
         for _ in range(_OPEN_TRIES - 1):
             try:
-                return self._open_once(timeout=timeout)
+                return self._open_once(timeout=timeout, on_stale=on_stale)
             except _ReplacedWhileOpeningError:
                 continue
-        return self._open_once(timeout=timeout)
+        return self._open_once(timeout=timeout, on_stale=on_stale)
 
-    def _open_once(self, *, timeout: float) -> sqlite3.Connection:
+    def _open_once(
+        self, *, timeout: float, on_stale: Callable[[sqlite3.Connection], None]
+    ) -> sqlite3.Connection:
         # The files at the path just before the connect: SQLite opens the database in
         # connect, and its WAL and index at the first read after the switch to WAL, which
         # may wait for seconds while the files at the path are replaced.
@@ -373,6 +382,7 @@ class SqliteSessionStore:
             cached_statements=256,
             factory=TrackedConnection,
         )
+        conn.on_stale = functools.partial(on_stale, conn)
         try:
             if before is not None:
                 _raise_for(connected(conn, self._path, before))
@@ -395,9 +405,7 @@ class SqliteSessionStore:
         return conn
 
     def _open_inline(self) -> sqlite3.Connection:
-        conn = self._open(timeout=0)
-        if isinstance(conn, TrackedConnection):
-            conn.on_stale = functools.partial(self._let_go_of_inline, conn)
+        conn = self._open(timeout=0, on_stale=self._let_go_of_inline)
         # Checkpoints fsync; they run on the store's thread (see _after_inline_commit).
         conn.execute("PRAGMA wal_autocheckpoint=0")
         self._inline_conn = conn
