@@ -140,12 +140,17 @@ def opened(conn: TrackedConnection, before: Files) -> str | None:
     index), record both, and register the connection among the process's connections to
     its database. Give REPLACED when a file at the path changed in between, else None."""
     conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    wal = identity_at(conn.wal_path)
-    shm = identity_at(conn.shm_path)
-    if _replaced(before[1], wal) or _replaced(before[2], shm):
-        return REPLACED
-    conn.wal_identity, conn.shm_identity = wal, shm
+    # Looked at and registered in one hold of the lock that connected() checks peers under:
+    # files deleted after this look are then seen by any connection checked from now on as
+    # held here, and files deleted before it fail this open. (Looked at, then registered,
+    # a connection checked in between would not see this one, and would share the index
+    # this one holds while the files at the path are new.)
     with _lock:
+        wal = identity_at(conn.wal_path)
+        shm = identity_at(conn.shm_path)
+        if _replaced(before[1], wal) or _replaced(before[2], shm):
+            return REPLACED
+        conn.wal_identity, conn.shm_identity = wal, shm
         peers = _open.setdefault(conn.identity, {})
         for key in [k for k, ref in peers.items() if ref() is None]:
             del peers[key]  # garbage-collected without close()

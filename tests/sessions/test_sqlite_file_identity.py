@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -490,3 +491,59 @@ async def test_a_connection_can_be_told_to_let_go_as_soon_as_it_is_registered(
             await memory.close()
     assert registered, "no connection was opened"
     assert all(registered), f"on_stale unset at registration: {registered}"
+
+
+def test_a_connection_checked_while_another_registers_sees_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Contract (failures; no acknowledged write is ever lost): a connection of the process
+    opening while another one records its files and registers either sees that one
+    registered or fails to open. Here the ``-wal`` and ``-shm`` are deleted just after the
+    first connection looked at them, and a second connection is checked at that moment: it
+    must be refused (STALE_PEER) and the first one's owner told, since it would share the
+    first one's deleted WAL index (regression: the look and the registration were two
+    steps, and a check in between passed)."""
+    from eventide import _sqlite_files as files
+
+    path = str(tmp_path / "app.db")
+    setup = sqlite3.connect(path)
+    setup.execute("PRAGMA journal_mode=WAL")
+    setup.execute("CREATE TABLE t (x)")
+    setup.commit()  # the -wal and -shm stay while this connection is open
+
+    before_first = files.files_at(path)
+    first = sqlite3.connect(path, factory=files.TrackedConnection, check_same_thread=False)
+    told: list[bool] = []
+    first.on_stale = lambda: told.append(True)
+    assert files.connected(first, path, before_first) is None
+
+    real_identity_at = files.identity_at
+    second_result: list[str | None] = []
+
+    def check_second() -> None:
+        before = files.files_at(path)
+        second = sqlite3.connect(path, factory=files.TrackedConnection, check_same_thread=False)
+        try:
+            second_result.append(files.connected(second, path, before))
+        finally:
+            second.close()
+
+    def look(at: str) -> tuple[int, int] | None:
+        seen = real_identity_at(at)
+        if at == first.shm_path and not second_result and not checker.is_alive():
+            for suffix in ("-wal", "-shm"):
+                os.remove(path + suffix)
+            checker.start()
+            checker.join(timeout=0.5)  # it runs now, unless the registration is locked
+        return seen
+
+    checker = threading.Thread(target=check_second)
+    monkeypatch.setattr(files, "identity_at", look)
+    try:
+        assert files.opened(first, before_first) is None
+        checker.join(timeout=10)
+        assert second_result == [files.STALE_PEER]
+        assert told == [True]
+    finally:
+        first.close()
+        setup.close()
