@@ -20,8 +20,8 @@ turn - time inside the HTTP exchange (request sent, whole response read).
   objects, which costs more as the conversation grows);
 - ``eventide``: a whole ``Runner.run_async`` turn of an ``LlmAgent`` on ``OpenAILlm``
   (session events appended and committed, request built, response parsed);
-- ``eventide_prepared``: the same, with ``model.prepare()`` (what ``eventide run`` does in a
-  background thread while the user types) done before the first turn;
+- ``eventide_prepared``: the same, with ``runner.prepare_models()`` (what ``eventide run``
+  does in a background thread while the user types) waited for before the first turn;
 - ``adk``: the same turn in google-adk 2.13 through its LiteLLM route (``LiteLlm``), run in
   /work/adk-venv (or ``$ADK_PYTHON``); LiteLLM's HTTP is timed through
   ``litellm.aclient_session``.
@@ -184,7 +184,7 @@ async def _eventide_worker(url: str, turns: int, *, prepared: bool) -> dict[str,
     session = await runner.session_service.create_session(app_name="bench", user_id="u")
     set_up = time.perf_counter()
     if prepared:
-        model.prepare()
+        runner.prepare_models().wait()
     prepared_at = time.perf_counter()
     rows: list[list[float]] = []
     for _ in range(turns + 1):

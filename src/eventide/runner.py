@@ -39,6 +39,7 @@ from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import Session
 
 if TYPE_CHECKING:
+    from eventide.apps.prepare_ahead import ModelsPreparing
     from eventide.auth.credential_service import BaseCredentialService
     from eventide.history.compaction import EventsCompactionConfig
     from eventide.models.base_llm import BaseLlm
@@ -591,6 +592,20 @@ class Runner:
                     if not quiet:
                         _print_debug(event, verbose=verbose)
         return collected
+
+    def prepare_models(self) -> ModelsPreparing:
+        """Start the first model call's one-time work now, in a background thread: each
+        model of the agent tree imports its provider's SDK and makes its client (about
+        0.4 s for the ``openai`` SDK), so the first turn costs what later ones do.
+
+        Call it where a process starts and waits anyway (a web app's start-up, before
+        reading the user's first message); ``eventide run`` and ``eventide api-server`` do
+        it themselves. Returns at once; ``.wait()`` on the result blocks until every model
+        is prepared. A model whose preparation fails reports the failure on its first call.
+        """
+        from eventide.apps.prepare_ahead import prepare_models_ahead
+
+        return prepare_models_ahead(self.agent)
 
     async def close(self) -> None:
         """Close the runner: its agents' toolsets and its plugins are closed; later runs

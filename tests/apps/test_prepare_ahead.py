@@ -87,3 +87,19 @@ def test_the_api_server_prepares_the_models_of_its_apps_at_start_up() -> None:
     with TestClient(api) as client:
         assert client.get("/health").status_code == 200
     assert queued.threads == []
+
+
+def test_a_runner_prepares_its_tree_s_models_when_asked() -> None:
+    """Rule (first call): ``Runner.prepare_models()`` prepares every model of the runner's
+    agent tree in a background thread, for programs that use the Runner directly (a web
+    app's start-up), as ``eventide run`` and the api-server do on their own."""
+    from eventide import InMemoryRunner
+
+    first, second = Recording(threads=[]), Recording(threads=[])
+    root = LlmAgent(name="root", model=first, sub_agents=[LlmAgent(name="sub", model=second)])
+    runner = InMemoryRunner(root, app_name="app")
+    assert first.threads == [] and second.threads == []  # nothing happens unasked
+    preparing = runner.prepare_models()
+    preparing.wait()
+    assert preparing.models == [first, second]
+    assert first.threads == second.threads == ["eventide-prepare-models"]
