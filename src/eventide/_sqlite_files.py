@@ -23,11 +23,12 @@ one file, say). And a tracked connection is closed for real, with no statement l
 ``sqlite3_close_v2`` keeps a connection with an unfinished statement open, files and shared
 index included, until the statement is freed.
 
-Both stores also switch new connections to WAL the same way (:func:`enter_wal`).
+Both stores set up every new connection with :func:`set_up`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -46,6 +47,7 @@ __all__ = [
     "files_at",
     "is_busy",
     "opened",
+    "set_up",
 ]
 
 Identity = tuple[int, int]  # (device, inode) of a file
@@ -180,6 +182,30 @@ def check_files(conn: TrackedConnection) -> os.stat_result | None:
     ):
         return None
     return wal
+
+
+def set_up(
+    conn: TrackedConnection,
+    path: str,
+    before: Files | None,
+    *,
+    timeout: float,
+    synchronous: str,
+    on_stale: Callable[[TrackedConnection], None],
+) -> str | None:
+    """Make a new connection ready: its owner's ``on_stale`` set, then (a file database,
+    ``before`` taken by :func:`files_at` just before the connect) checked against its peers,
+    switched to WAL with ``synchronous``, and its files recorded and registered. Give why it
+    may not be used (REPLACED, STALE_PEER), or None. ``before`` None: an in-memory database,
+    which has no files to track."""
+    conn.on_stale = functools.partial(on_stale, conn)
+    if before is not None:
+        problem = connected(conn, path, before)
+        if problem is not None:
+            return problem  # before any read: it would map another connection's index
+    enter_wal(conn, timeout)
+    conn.execute(f"PRAGMA synchronous={synchronous}")
+    return None if before is None else opened(conn, before)
 
 
 def enter_wal(conn: sqlite3.Connection, timeout: float) -> None:

@@ -463,8 +463,6 @@ async def test_a_connection_can_be_told_to_let_go_as_soon_as_it_is_registered(
     file would be refused for as long as the holder stayed idle (regression: the session
     store set it just after registering)."""
     from eventide import _sqlite_files
-    from eventide.memory import _sql_memory_backends
-    from eventide.sessions import sqlite_session_store
 
     registered: list[bool] = []
     real_opened = _sqlite_files.opened
@@ -473,8 +471,7 @@ async def test_a_connection_can_be_told_to_let_go_as_soon_as_it_is_registered(
         registered.append(callable(conn.on_stale))
         return real_opened(conn, before)
 
-    module = sqlite_session_store if service_kind == "sessions" else _sql_memory_backends
-    monkeypatch.setattr(module, "opened", checked_opened)
+    monkeypatch.setattr(_sqlite_files, "opened", checked_opened)
     path = tmp_path / "app.db"
     if service_kind == "sessions":
         sessions = SqlSessionService(f"sqlite:///{path}")

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import sqlite3
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,13 +29,10 @@ from eventide._database_urls import MEMORY_PATH, DatabaseUrl
 from eventide._sql_migrations import migrate_postgres, migrate_sqlite, sqlite_version
 from eventide._sqlite_files import (
     REPLACED,
-    Files,
     TrackedConnection,
     check_files,
-    connected,
-    enter_wal,
     files_at,
-    opened,
+    set_up,
 )
 from eventide.errors import BackendError, ConfigurationError
 from eventide.memory.sql_memory_schema import COMPONENT, MIGRATIONS, SCHEMA_VERSION
@@ -119,7 +115,17 @@ class SqliteMemoryBackend:
                 factory=TrackedConnection,
             )
             try:
-                problem = self._prepare(conn, before)
+                # WAL lets searches run while another process indexes; NORMAL is durable
+                # against process crashes (an OS crash may lose the last commits, which is
+                # fine for an index).
+                problem = set_up(
+                    conn,
+                    self._path,
+                    before,
+                    timeout=self._busy_timeout,
+                    synchronous="NORMAL",
+                    on_stale=self._let_go_soon,
+                )
                 if problem is not None:
                     conn.close()
                     if problem == REPLACED and attempt < _OPEN_ATTEMPTS - 1:
@@ -132,21 +138,6 @@ class SqliteMemoryBackend:
             self._conn = conn
             return conn
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
-
-    def _prepare(self, conn: TrackedConnection, before: Files | None) -> str | None:
-        """Switch a new connection to WAL and record its files (a file database): give why
-        it may not be used (see eventide._sqlite_files), or None."""
-        problem = None if before is None else connected(conn, self._path, before)
-        if problem is not None:
-            return problem  # before any read: it would map another connection's index
-        # WAL lets searches run while another process indexes; NORMAL is durable against
-        # process crashes (an OS crash may lose the last commits, which is fine for an index).
-        enter_wal(conn, self._busy_timeout)
-        conn.execute("PRAGMA synchronous=NORMAL")
-        if before is None:
-            return None
-        conn.on_stale = functools.partial(self._let_go_soon, conn)
-        return opened(conn, before)
 
     def _let_go_soon(self, conn: sqlite3.Connection) -> None:
         """Close ``conn`` on the backend's thread, after the call running there (if any)."""

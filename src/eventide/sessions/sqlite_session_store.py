@@ -57,11 +57,9 @@ from eventide._sqlite_files import (
     REPLACED,
     TrackedConnection,
     check_files,
-    connected,
-    enter_wal,
     files_at,
     is_busy,
-    opened,
+    set_up,
 )
 from eventide.errors import BackendError, CorruptRecordError
 from eventide.sessions.session_store import (
@@ -382,19 +380,23 @@ class SqliteSessionStore:
             cached_statements=256,
             factory=TrackedConnection,
         )
-        conn.on_stale = functools.partial(on_stale, conn)
         try:
-            if before is not None:
-                _raise_for(connected(conn, self._path, before))
-            enter_wal(conn, timeout)
-            conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            problem = set_up(
+                conn,
+                self._path,
+                before,
+                timeout=timeout,
+                synchronous=self._synchronous,
+                on_stale=on_stale,
+            )
+            if problem is not None:
+                raise _ReplacedWhileOpeningError if problem == REPLACED else _FileGoneError
             if before is None:
                 if self._keepalive is None:
                     self._keepalive = sqlite3.connect(
                         self._target, uri=True, check_same_thread=False
                     )
                 return conn
-            _raise_for(opened(conn, before))
             if self._migrated and sqlite_version(conn, COMPONENT) != SCHEMA_VERSION:
                 # A new file at the path (the old one went away), perhaps with the old
                 # one's inode number: bring it up to date.
@@ -864,12 +866,6 @@ class SqliteSessionStore:
             if self._keepalive is not None:
                 self._keepalive.close()
                 self._keepalive = None
-
-
-def _raise_for(problem: str | None) -> None:
-    """Raise the store's signal for why a new connection may not be used (if it may not)."""
-    if problem is not None:
-        raise _ReplacedWhileOpeningError if problem == REPLACED else _FileGoneError
 
 
 def _described(exc: sqlite3.Error) -> str:
