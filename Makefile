@@ -8,9 +8,14 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 # llama.cpp's server for the real-model tests (the local-llm extra) builds from source: only
 # the libraries the Python server loads (6 min on 2 cores, measured at light load).
-LLAMA_CMAKE_ARGS := -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF \
-	-DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF
-LLM_STAMP := $(VENV)/.local-llm-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# GGML_NATIVE=OFF builds for AVX2 (+FMA, F16C, BMI2) instead of -march=native: a virtual
+# machine may report AMX or AVX-512 in cpuid and still fault on them (SIGILL on the first
+# AMX tile load, seen on a Xeon VM), and pip's cache may hand the wheel to another machine.
+# The flags key pip's cache for this build, so a wheel built with other flags is not reused.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF
+LLAMA_KEY := $(shell echo '$(LLAMA_CMAKE_ARGS)' | cat - pyproject.toml | cksum | cut -d' ' -f1)
+LLM_STAMP := $(VENV)/.local-llm-$(LLAMA_KEY)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,8 +24,10 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 $(LLM_STAMP): $(STAMP)
+	$(BIN)/python -m pip uninstall -q -y llama-cpp-python  # a build with other flags
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
-		$(BIN)/python -m pip install -q -e '.[all,dev,local-llm]'
+		$(BIN)/python -m pip install -q --cache-dir "$${XDG_CACHE_HOME:-$$HOME/.cache}/pip-llama-$(LLAMA_KEY)" \
+		-e '.[all,dev,local-llm]'
 	rm -f $(VENV)/.local-llm-* && touch $(LLM_STAMP)
 
 install: $(STAMP) $(LLM_STAMP)

@@ -8,6 +8,7 @@ from source once per machine). Nothing is downloaded at run time.
 from __future__ import annotations
 
 import importlib.util
+import signal
 import socket
 import subprocess
 import sys
@@ -92,11 +93,27 @@ def llama_server(model: Path, *, n_ctx: int = 2048) -> Iterator[str]:
             time.sleep(0.1)  # polling a condition, not a timing assumption
         yield base
     finally:
+        died = process.poll()  # before we stop it: did it die under the tests?
         process.terminate()
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        output = process.stderr.read() if died is not None and process.stderr else ""
         if process.stderr is not None:
             process.stderr.close()
+        if died is not None:  # the tests' own failure (if any) stays chained as the context
+            raise RuntimeError(_death(died, output))  # noqa: B012
+
+
+def _death(code: int, output: str) -> str:
+    """Why the server died while serving, for the failure message."""
+    if code == -signal.SIGILL:
+        return (
+            "the llama.cpp server died of an illegal instruction (SIGILL): llama-cpp-python "
+            "was built for instructions this CPU does not run (a virtual machine may report "
+            "AMX or AVX-512 it cannot execute). Rebuild it with `make install` (the Makefile "
+            "builds with GGML_NATIVE=OFF)."
+        )
+    return f"the llama.cpp server exited with code {code} while serving: {output[-2000:]}"
