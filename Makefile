@@ -11,11 +11,12 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 # GGML_NATIVE=OFF builds for AVX2 (+FMA, F16C, BMI2) instead of -march=native: a virtual
 # machine may report AMX or AVX-512 in cpuid and still fault on them (SIGILL on the first
 # AMX tile load, seen on a Xeon VM), and pip's cache may hand the wheel to another machine.
-# The flags key pip's cache for this build, so a wheel built with other flags is not reused.
+# The flags alone key pip's cache for this build, so a wheel built with other flags is not
+# reused, while a change to pyproject.toml reinstalls from the cache without rebuilding.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
 	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF
-LLAMA_KEY := $(shell echo '$(LLAMA_CMAKE_ARGS)' | cat - pyproject.toml | cksum | cut -d' ' -f1)
-LLM_STAMP := $(VENV)/.local-llm-$(LLAMA_KEY)
+LLAMA_KEY := $(shell echo '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+LLM_STAMP := $(VENV)/.local-llm-$(LLAMA_KEY)-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
