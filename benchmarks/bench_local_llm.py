@@ -2,6 +2,7 @@
 (llama.cpp + SmolLM2-135M).
 
 Usage: python benchmarks/bench_local_llm.py [--turns N] [--rounds R] [--json] [--no-adk]
+                                           [--stacks S,...] [--canned IDLE_MS]
 
 Needs the ``local-llm`` extra (``make install``). One llama.cpp server (the same the
 connector tests start) answers every stack. Each stack runs in a fresh process per round
@@ -26,6 +27,13 @@ turn - time inside the HTTP exchange (request sent, whole response read).
   /work/adk-venv (or ``$ADK_PYTHON``); LiteLLM's HTTP is timed through
   ``litellm.aclient_session``.
 
+``--canned IDLE_MS`` runs the same stacks without a server (all but ``eventide_run``): each
+request is answered in-process with a canned one-token completion after ``IDLE_MS`` ms of
+waiting in the event loop. It separates the runtime's own cost from what the wait does to
+it: on a virtual machine, code that runs right after a long idle wait runs on cold caches,
+and ``--canned 90`` (the server's time per turn here) reproduces the real server's figures
+(see benchmarks/README.md), ``--canned 0`` gives the warm figures.
+
 Reported per stack: the median overhead of turns 2..N+1 over all rounds, and the first turn's
 overhead minus that median (the first-call cost: lazy imports and client set-up), median
 over rounds.
@@ -41,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import time
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +64,38 @@ MAX_TOKENS = 1
 
 # The timed transport, shared by the workers (google-adk's runs in its own interpreter).
 TIMED_TRANSPORT = r"""
+import asyncio
+import os
 import time
 import httpx
+
+class CannedTransport(httpx.AsyncBaseTransport):
+    '''No server: every request is answered in this process with the same one-token chat
+    completion, after ``idle`` seconds of waiting in the event loop.'''
+
+    def __init__(self, idle):
+        self.idle = idle
+
+    async def handle_async_request(self, request):
+        await request.aread()
+        if self.idle:
+            await asyncio.sleep(self.idle)
+        return httpx.Response(200, json={
+            "id": "chatcmpl-canned", "object": "chat.completion", "created": 0,
+            "model": "smollm2",
+            "choices": [{"index": 0, "finish_reason": "length",
+                         "message": {"role": "assistant", "content": "Hello"}}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 1, "total_tokens": 31},
+        })
 
 class TimedTransport(httpx.AsyncBaseTransport):
     '''Adds the time of each whole HTTP exchange (body read) to ``spent``; keeps each
     request and response body to report what was sent.'''
 
     def __init__(self):
-        self.inner = httpx.AsyncHTTPTransport()
+        idle_ms = os.environ.get("BENCH_CANNED_IDLE_MS")
+        self.inner = (httpx.AsyncHTTPTransport() if idle_ms is None
+                      else CannedTransport(float(idle_ms) / 1000))
         self.spent = 0.0
         self.exchanges = []
 
@@ -443,6 +475,12 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-adk", action="store_true")
     parser.add_argument("--stacks", help="comma-separated stacks to run (default: all)")
+    parser.add_argument(
+        "--canned",
+        type=float,
+        metavar="IDLE_MS",
+        help="no server: answer every request in-process after IDLE_MS ms of idle waiting",
+    )
     parser.add_argument("--worker", nargs=3, metavar=("STACK", "URL", "TURNS"))
     args = parser.parse_args()
     if args.worker:
@@ -455,19 +493,26 @@ def main() -> int:
             )
         print(json.dumps(result))
         return 0
-    from tests.models.llama_cpp_server import gguf_path, llama_server
-
-    model = gguf_path()
-    if model is None:
-        print("The local-llm extra is not installed (make install).", file=sys.stderr)
-        return 2
     stacks = ["sdk", "sdk_post", "eventide", "eventide_prepared", "eventide_run"]
     stacks += [] if args.no_adk else ["adk"]
     if args.stacks:
         stacks = [stack for stack in stacks if stack in args.stacks.split(",")]
     runs: dict[str, list[dict[str, Any]]] = {stack: [] for stack in stacks}
     skipped: dict[str, str] = {}
-    with llama_server(model) as url:
+    if args.canned is not None:
+        # The workers read it (see TIMED_TRANSPORT); eventide run's app has no canned answer.
+        os.environ["BENCH_CANNED_IDLE_MS"] = str(args.canned)
+        skipped["eventide_run"] = "not run with --canned"
+        server: AbstractContextManager[str] = nullcontext("http://127.0.0.1:9/v1")
+    else:
+        from tests.models.llama_cpp_server import gguf_path, llama_server
+
+        model = gguf_path()
+        if model is None:
+            print("The local-llm extra is not installed (make install).", file=sys.stderr)
+            return 2
+        server = llama_server(model)
+    with server as url:
         for round_number in range(args.rounds):
             order = stacks if round_number % 2 == 0 else stacks[::-1]
             for stack in order:
