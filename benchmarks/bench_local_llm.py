@@ -32,7 +32,7 @@ request is answered in-process with a canned one-token completion after ``IDLE_M
 waiting in the event loop. It separates the runtime's own cost from what the wait does to
 it: on a virtual machine, code that runs right after a long idle wait runs on cold caches,
 and ``--canned 90`` (the server's time per turn here) reproduces the real server's figures
-(see benchmarks/README.md), ``--canned 0`` gives the warm figures.
+(see benchmarks/PROFILE.md, last section), ``--canned 0`` gives the warm figures.
 
 Reported per stack: the median overhead of turns 2..N+1 over all rounds, and the first turn's
 overhead minus that median (the first-call cost: lazy imports and client set-up), median
@@ -502,7 +502,8 @@ def main() -> int:
     if args.canned is not None:
         # The workers read it (see TIMED_TRANSPORT); eventide run's app has no canned answer.
         os.environ["BENCH_CANNED_IDLE_MS"] = str(args.canned)
-        skipped["eventide_run"] = "not run with --canned"
+        if "eventide_run" in stacks:
+            skipped["eventide_run"] = "not run with --canned"
         server: AbstractContextManager[str] = nullcontext("http://127.0.0.1:9/v1")
     else:
         from tests.models.llama_cpp_server import gguf_path, llama_server
