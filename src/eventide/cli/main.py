@@ -261,6 +261,18 @@ def _serve_options(command: Any) -> Any:
             envvar="EVENTIDE_DBOS_DB",
             help="With --workers dbos: PostgreSQL URL of the DBOS tables (default: --session-db).",
         ),
+        click.option(
+            "--openai",
+            is_flag=True,
+            help="Also serve the OpenAI-compatible /v1/chat/completions, /v1/responses and "
+            "/v1/models (a model is an app).",
+        ),
+        click.option(
+            "--ag-ui",
+            "ag_ui",
+            is_flag=True,
+            help="Also serve AG-UI at POST /ag-ui/APP (needs the ag-ui extra).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -360,12 +372,24 @@ def _serve(
     log_level: str,
     workers: str,
     dbos_db: str | None,
+    openai: bool,
+    ag_ui: bool,
 ) -> None:
     console, _ = _consoles()
     try:
         queue = _invocation_queue(workers, dbos_db, session_db)
         api, apps = _build_server(
-            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui, queue
+            apps_dir,
+            session_db,
+            auth_token,
+            cors,
+            trace,
+            web,
+            console,
+            adk_ui,
+            queue,
+            openai=openai,
+            ag_ui=ag_ui,
         )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
@@ -394,6 +418,9 @@ def _build_server(
     console: Console,
     adk_ui: Path | None = None,
     invocation_queue: Any = None,
+    *,
+    openai: bool = False,
+    ag_ui: bool = False,
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -446,6 +473,8 @@ def _build_server(
         web=web,
         adk_ui=adk_ui,
         invocation_queue=invocation_queue,
+        openai=openai,
+        ag_ui=ag_ui,
     )
     return api, folders
 

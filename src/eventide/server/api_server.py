@@ -79,6 +79,8 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     traces: bool = True,
     invocation_queue: InvocationQueue | None = None,
+    openai: bool = False,
+    ag_ui: bool = False,
 ) -> FastAPI:
     """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
 
@@ -108,6 +110,9 @@ def create_app(
         invocation_queue: run ``/run`` and ``/run_sse`` turns on DBOS workers through this
             queue (``eventide.durable.dbos_workers``) instead of in this process; the
             services must use the workers' session database.
+        openai: also serve the OpenAI-compatible ``/v1/chat/completions``,
+            ``/v1/responses`` and ``/v1/models`` (see :mod:`eventide.openai_compat`).
+        ag_ui: also serve ``POST /ag-ui/{app_name}`` (see :mod:`eventide.ag_ui`).
 
     Raises:
         AppLoadError: ``apps_dir`` is not a folder.
@@ -214,6 +219,15 @@ def create_app(
     add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
     consent_file = folder / ".eventide" / "ui-config.json" if folder is not None else None
     add_telemetry_consent_routes(api, TelemetryConsent(consent_file))
+    # Protocol adapters: loaded only when asked for (their packages are optional).
+    if openai:
+        from eventide.openai_compat import add_openai_routes
+
+        add_openai_routes(api, registry, inflight)
+    if ag_ui:
+        from eventide.ag_ui import add_ag_ui_routes
+
+        add_ag_ui_routes(api, registry, inflight)
 
     open_prefixes: tuple[str, ...] = ()
     if web or adk_ui is not None:
