@@ -53,13 +53,13 @@ def weather_reply(request: LlmRequest) -> LlmResponse | str:
     """Calls get_weather for the user's city, or the client's own tool when the user asks
     for 'units', then answers with what the tool said."""
     last = request.contents[-1]
-    response = next(
-        (p.function_response for p in last.parts or () if p.function_response), None
-    )
+    response = next((p.function_response for p in last.parts or () if p.function_response), None)
     if response is not None:
         return f"{response.name} said {response.response}"
     text = user_texts(request)[-1]
-    name, args = ("pick_units", {"hint": text}) if "units" in text else ("get_weather", {"city": text})
+    name, args = (
+        ("pick_units", {"hint": text}) if "units" in text else ("get_weather", {"city": text})
+    )
     return LlmResponse(
         content=types.Content(
             role="model",
@@ -69,13 +69,19 @@ def weather_reply(request: LlmRequest) -> LlmResponse | str:
 
 
 def openai_apps() -> dict[str, App]:
-    chat = LlmAgent(name="chatter", model=FunctionModel(function=counting_reply, stream_chunk_size=4))
+    chat = LlmAgent(
+        name="chatter", model=FunctionModel(function=counting_reply, stream_chunk_size=4)
+    )
     weather = LlmAgent(
         name="forecaster",
         model=FunctionModel(function=weather_reply, stream_chunk_size=5),
         tools=[get_weather],
     )
+    assistant = LlmAgent(
+        name="assistant", model=FunctionModel(function=assistant_reply, stream_chunk_size=6)
+    )
     return {
+        "assistant": App(name="assistant", root_agent=assistant),
         "chat": App(name="chat", root_agent=chat),
         "weather": App(name="weather", root_agent=weather),
         "failing": App(name="failing", root_agent=FailingAgent(name="failing_agent")),
@@ -88,3 +94,31 @@ def openai_server() -> Iterator[ThreadedServer]:
     """One real server per module with the OpenAI endpoints on."""
     with ThreadedServer(create_app(apps=openai_apps(), openai=True)) as running:
         yield running
+
+
+def assistant_reply(request: LlmRequest) -> LlmResponse | str:
+    """A general assistant for the Open Responses cases: calls the client's first tool when
+    the request declares one and has not had its answer yet, else says what it was sent."""
+    from eventide.tools.client_tool import ClientTool
+
+    answered = any(p.function_response for c in request.contents for p in c.parts or ())
+    client_tools = [t for t in request.tools_dict.values() if isinstance(t, ClientTool)]
+    if client_tools and not answered:
+        call = types.FunctionCall(name=client_tools[0].name, args={"location": "San Francisco, CA"})
+        return LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+            usage_metadata=types.UsageMetadata(prompt_token_count=12, candidates_token_count=7),
+        )
+    parts = request.contents[-1].parts or []
+    images = sum(1 for p in parts if p.inline_data is not None or p.file_data is not None)
+    return LlmResponse(
+        content=types.Content(
+            role="model",
+            parts=[
+                types.Part(
+                    text=f"Hello! I read {len(user_texts(request))} texts, {images} image(s)."
+                )
+            ],
+        ),
+        usage_metadata=types.UsageMetadata(prompt_token_count=12, candidates_token_count=9),
+    )

@@ -28,7 +28,13 @@ def session_events(server: ThreadedServer, app: str, user: str, session_id: str)
 
 def test_models_are_the_apps(openai_server: ThreadedServer) -> None:
     client = client_for(openai_server)
-    assert [m.id for m in client.models.list()] == ["chat", "failing", "gated", "weather"]
+    assert [m.id for m in client.models.list()] == [
+        "assistant",
+        "chat",
+        "failing",
+        "gated",
+        "weather",
+    ]
     assert client.models.retrieve("chat").owned_by == "eventide"
     with pytest.raises(openai.NotFoundError, match="model 'nope' does not exist"):
         client.models.retrieve("nope")
@@ -116,8 +122,9 @@ def test_responses_streams_a_conversation_by_previous_response_id(
     previous: str | None = None
     answers = []
     for text in ("one", "two", "three"):
-        extra = {"previous_response_id": previous} if previous else {}
-        with client.responses.stream(model="chat", input=text, **extra) as stream:
+        with client.responses.stream(
+            model="chat", input=text, previous_response_id=previous
+        ) as stream:
             kinds = [event.type for event in stream]
             final = stream.get_final_response()
         assert kinds[:2] == ["response.created", "response.in_progress"]
@@ -190,7 +197,7 @@ def test_the_agents_tool_calls_are_hidden_unless_asked_for(
     assert choice.message.content == "get_weather said {'city': 'Oslo', 'forecast': 'sunny'}"
 
 
-PICK_UNITS = {
+PICK_UNITS: Any = {
     "name": "pick_units",
     "description": "Ask the user which units they want.",
     "parameters": {"type": "object", "properties": {"hint": {"type": "string"}}},
@@ -204,7 +211,7 @@ def test_a_client_tool_round_trip_through_chat_completions(openai_server: Thread
     session_id = f"s-{uuid.uuid4().hex[:8]}"
     headers = {"X-Eventide-Session-Id": session_id}
     messages: list[Any] = [{"role": "user", "content": "which units?"}]
-    first = client.chat.completions.create(
+    first: Any = client.chat.completions.create(
         model="weather",
         messages=messages,
         tools=[{"type": "function", "function": PICK_UNITS}],
@@ -221,7 +228,16 @@ def test_a_client_tool_round_trip_through_chat_completions(openai_server: Thread
         model="weather",
         messages=[
             *messages,
-            {"role": "assistant", "tool_calls": [{"id": calls[0].id, "type": "function", "function": {"name": "pick_units", "arguments": "{}"}}]},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": calls[0].id,
+                        "type": "function",
+                        "function": {"name": "pick_units", "arguments": "{}"},
+                    }
+                ],
+            },
             {"role": "tool", "tool_call_id": calls[0].id, "content": '{"units": "metric"}'},
         ],
         tools=[{"type": "function", "function": PICK_UNITS}],

@@ -19,6 +19,7 @@ from typing import Any
 
 from eventide.events import Event
 from eventide.openai_compat.openai_errors import OpenAIError, openai_error_json
+from eventide.openai_compat.request_fields import as_object
 from eventide.openai_compat.turn_output import ToolCall, TurnOutput, Usage
 
 __all__ = ["ChatChunks", "chat_completion", "include_usage"]
@@ -30,12 +31,13 @@ def include_usage(body: dict[str, Any]) -> bool:
     Raises:
         OpenAIError: ``stream_options`` is not an object.
     """
-    options = body.get("stream_options")
-    if options is None:
+    value = body.get("stream_options")
+    if value is None:
         return False
-    if not isinstance(options, dict):
+    options = as_object(value)
+    if options is None:
         raise OpenAIError(400, "stream_options must be an object.", param="stream_options")
-    return bool(options.get("include_usage"))  # type: ignore[union-attr]
+    return bool(options.get("include_usage"))
 
 
 def chat_completion(output: TurnOutput, *, completion_id: str, model: str) -> dict[str, Any]:
@@ -71,9 +73,7 @@ def chat_completion(output: TurnOutput, *, completion_id: str, model: str) -> di
 class ChatChunks:
     """The ``chat.completion.chunk`` frames of a streamed turn (a ``FrameWriter``)."""
 
-    def __init__(
-        self, output: TurnOutput, *, completion_id: str, model: str, usage: bool
-    ) -> None:
+    def __init__(self, output: TurnOutput, *, completion_id: str, model: str, usage: bool) -> None:
         self.output = output
         self.usage = usage
         self._base = {
@@ -121,7 +121,11 @@ class ChatChunks:
         else:
             emit(self._chunk({}, finish_reason=_finish_reason(output)))
             if self.usage:
-                frame = {**self._base, "choices": [], "usage": _usage(output.usage)}
+                frame: dict[str, Any] = {
+                    **self._base,
+                    "choices": [],
+                    "usage": _usage(output.usage),
+                }
                 emit(b"data: " + json.dumps(frame).encode() + b"\n\n")
         emit(b"data: [DONE]\n\n")
 

@@ -25,6 +25,7 @@ from typing import Any, Literal, cast
 
 from eventide import types
 from eventide.openai_compat.openai_errors import OpenAIError
+from eventide.openai_compat.request_fields import as_list, as_object
 
 __all__ = [
     "ConversationItem",
@@ -117,8 +118,7 @@ def response_input_to_items(value: Any) -> list[ConversationItem]:
             else:
                 raise OpenAIError(
                     400,
-                    f"{where}.role is {role!r}: use 'user', 'assistant', 'system' or "
-                    "'developer'.",
+                    f"{where}.role is {role!r}: use 'user', 'assistant', 'system' or 'developer'.",
                     param=f"{where}.role",
                 )
         elif kind == "function_call":
@@ -191,12 +191,13 @@ def _arguments(value: Any, where: str) -> dict[str, Any]:
     if isinstance(value, dict):
         return cast("dict[str, Any]", value)
     try:
-        parsed = json.loads(value) if isinstance(value, str) and value.strip() else {}
+        parsed: object = json.loads(value) if isinstance(value, str) and value.strip() else {}
     except ValueError as exc:
         raise OpenAIError(400, f"{where} is not valid JSON: {exc}.", param=where) from exc
-    if not isinstance(parsed, dict):
+    found = as_object(parsed)
+    if found is None:
         raise OpenAIError(400, f"{where} must be a JSON object.", param=where)
-    return cast("dict[str, Any]", parsed)
+    return found
 
 
 def _content_parts(content: Any, where: str) -> list[types.Part]:
@@ -295,12 +296,13 @@ def _text_of(content: Any, where: str) -> str:
     return "".join(texts)
 
 
-def _list(value: Any, where: str) -> list[Any]:
+def _list(value: Any, where: str) -> list[object]:
     if value is None:
         return []
-    if not isinstance(value, list):
+    listed = as_list(value)
+    if listed is None:
         raise OpenAIError(400, f"{where} must be a list.", param=where)
-    return cast("list[Any]", value)
+    return listed
 
 
 def _required_str(data: dict[str, Any], key: str, where: str) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, cast
+from enum import Enum
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.requests import Request
@@ -35,6 +36,8 @@ from eventide.openai_compat.openai_sessions import (
     request_user,
 )
 from eventide.openai_compat.request_fields import (
+    as_list,
+    as_object,
     client_tools,
     metadata_of,
     optional_str,
@@ -61,7 +64,7 @@ def add_openai_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTur
     """Register the OpenAI-compatible routes on ``api``, serving ``registry``'s apps."""
     api.add_exception_handler(OpenAIError, openai_error_handler)
     routes = _OpenAIRoutes(registry, inflight)
-    tags = ["openai"]
+    tags: list[str | Enum] = ["openai"]
     api.add_api_route(
         "/v1/chat/completions",
         routes.chat_completions,
@@ -116,10 +119,10 @@ class _OpenAIRoutes:
         body = await _json_body(request)
         runner = await self._runner(body)
         metadata = metadata_of(body)
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
+        messages = as_list(body.get("messages"))
+        if not messages:
             raise OpenAIError(400, "messages must be a non-empty list.", param="messages")
-        items = chat_messages_to_items(cast("list[Any]", messages))
+        items = chat_messages_to_items(messages)
         history, message = split_new_input(items)
         if message is None:
             raise OpenAIError(
@@ -157,9 +160,7 @@ class _OpenAIRoutes:
             chunks = ChatChunks(
                 output, completion_id=completion_id, model=model, usage=include_usage(body)
             )
-            return stream_turn(
-                events, chunks, inflight=self.inflight, label=label, headers=headers
-            )
+            return stream_turn(events, chunks, inflight=self.inflight, label=label, headers=headers)
         collected, error = await collect_turn(events, inflight=self.inflight, label=label)
         for event in collected:
             output.read(event)
@@ -239,9 +240,7 @@ class _OpenAIRoutes:
         headers = {_SESSION_HEADER: session.id}
         if stream:
             writer = ResponseEvents(shape, output)
-            return stream_turn(
-                events, writer, inflight=self.inflight, label=label, headers=headers
-            )
+            return stream_turn(events, writer, inflight=self.inflight, label=label, headers=headers)
         collected, error = await collect_turn(events, inflight=self.inflight, label=label)
         for event in collected:
             output.read(event)
@@ -282,19 +281,21 @@ async def _json_body(request: Request) -> dict[str, Any]:
         raise OpenAIError(
             400, f"The request body is not valid JSON: {exc}. Send a JSON object."
         ) from exc
-    if not isinstance(body, dict):
+    found = as_object(body)
+    if found is None:
         raise OpenAIError(400, "The request body must be a JSON object.")
-    return cast("dict[str, Any]", body)
+    return found
 
 
 def _conversation_id(value: Any) -> str | None:
     if value is None:
         return None
-    if isinstance(value, dict):
-        value = cast("dict[str, Any]", value).get("id")
+    named = as_object(value)
+    if named is not None:
+        value = named.get("id")
     if not isinstance(value, str) or not value:
         raise OpenAIError(
-            400, "conversation must be a conversation id or {\"id\": ...}.", param="conversation"
+            400, 'conversation must be a conversation id or {"id": ...}.', param="conversation"
         )
     return value
 

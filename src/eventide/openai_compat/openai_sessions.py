@@ -20,13 +20,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, cast
+from typing import Any
 
 from eventide import types
 from eventide._ids import new_id
 from eventide.events import Event
 from eventide.openai_compat.conversation_items import ConversationItem
 from eventide.openai_compat.openai_errors import OpenAIError
+from eventide.openai_compat.request_fields import as_list
 from eventide.protocol import USER_AUTHOR
 from eventide.runner import Runner
 from eventide.sessions.session import Session
@@ -59,10 +60,8 @@ def decode_response_id(response_id: str) -> tuple[str, str] | None:
         decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except (binascii.Error, ValueError):
         return None
-    if not isinstance(decoded, list):
-        return None
-    named = cast("list[Any]", decoded)
-    if len(named) != 2 or not all(isinstance(part, str) for part in named):
+    named = as_list(decoded)
+    if named is None or len(named) != 2 or not all(isinstance(part, str) for part in named):
         return None
     return str(named[0]), str(named[1])
 

@@ -7,9 +7,27 @@ from typing import Any, Literal, cast
 from eventide import types
 from eventide.openai_compat.openai_errors import OpenAIError
 
-__all__ = ["ToolCallsShown", "client_tools", "metadata_of", "optional_str", "tool_calls_shown"]
+__all__ = [
+    "ToolCallsShown",
+    "as_list",
+    "as_object",
+    "client_tools",
+    "metadata_of",
+    "optional_str",
+    "tool_calls_shown",
+]
 
 ToolCallsShown = Literal["shown", "hidden"]
+
+
+def as_object(value: object) -> dict[str, Any] | None:
+    """``value`` as a JSON object, or None when it is not one."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def as_list(value: object) -> list[object] | None:
+    """``value`` as a JSON array, or None when it is not one."""
+    return cast("list[object]", value) if isinstance(value, list) else None
 
 
 def client_tools(value: Any, *, nested: bool) -> list[types.FunctionDeclaration]:
@@ -21,10 +39,11 @@ def client_tools(value: Any, *, nested: bool) -> list[types.FunctionDeclaration]
     """
     if value is None:
         return []
-    if not isinstance(value, list):
+    listed = as_list(value)
+    if listed is None:
         raise OpenAIError(400, "tools must be a list of function tools.", param="tools")
     declarations: list[types.FunctionDeclaration] = []
-    for index, raw in enumerate(cast("list[Any]", value)):
+    for index, raw in enumerate(listed):
         where = f"tools[{index}]"
         if not isinstance(raw, dict) or cast("dict[str, Any]", raw).get("type") != "function":
             raise OpenAIError(
@@ -64,9 +83,10 @@ def metadata_of(body: dict[str, Any]) -> dict[str, Any]:
     value = body.get("metadata")
     if value is None:
         return {}
-    if not isinstance(value, dict):
+    found = as_object(value)
+    if found is None:
         raise OpenAIError(400, "metadata must be an object.", param="metadata")
-    return cast("dict[str, Any]", value)
+    return found
 
 
 def optional_str(body: dict[str, Any], key: str) -> str | None:

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from eventide.events import Event
+from eventide.openai_compat.request_fields import as_list, as_object
 from eventide.openai_compat.turn_output import ToolCall, ToolResult, TurnOutput, TurnText, Usage
 
 __all__ = ["ResponseEvents", "ResponseShape", "response_resource"]
@@ -39,8 +40,10 @@ class ResponseShape:
         self.created_at = int(time.time())
         self.previous_response_id = body.get("previous_response_id")
         self.instructions = body.get("instructions")
-        self.tools = body.get("tools") or []
-        self.metadata = body.get("metadata") or {}
+        self.tools = [
+            found for tool in as_list(body.get("tools")) or [] if (found := as_object(tool))
+        ]
+        self.metadata = as_object(body.get("metadata")) or {}
         self.conversation = conversation
 
 
@@ -65,7 +68,7 @@ def response_resource(
         "instructions": shape.instructions if isinstance(shape.instructions, str) else None,
         "output": [_item(item, done=True) for item in output.items] if finished else [],
         "error": {"code": error[0], "message": error[1]} if error is not None else None,
-        "tools": [_tool(tool) for tool in shape.tools if isinstance(tool, dict)],
+        "tools": [_tool(tool) for tool in shape.tools],
         "tool_choice": "auto",
         "truncation": "disabled",
         "parallel_tool_calls": True,
@@ -204,7 +207,11 @@ class ResponseEvents:
         item_id = _call_item_id(item)
         self._send(
             emit,
-            {"type": "response.output_item.added", "output_index": index, "item": _item(item, False)},
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": _item(item, False),
+            },
         )
         self._send(
             emit,
@@ -245,7 +252,9 @@ class ResponseEvents:
 def _item(item: TurnText | ToolCall | ToolResult, done: bool) -> dict[str, Any]:
     status = "completed" if done else "in_progress"
     if isinstance(item, TurnText):
-        content = [{"type": "output_text", "text": item.text, "annotations": []}] if done else []
+        content: list[dict[str, Any]] = (
+            [{"type": "output_text", "text": item.text, "annotations": []}] if done else []
+        )
         return {
             "type": "message",
             "id": _message_id(item),
