@@ -110,9 +110,7 @@ def add_ag_ui_endpoint(
         """Run the agent with an AG-UI ``RunAgentInput``."""
         return await run_ag_ui(runner, request, user_id=user_id)
 
-    fastapi_app.add_api_route(
-        path, ag_ui, methods=["POST"], tags=["ag-ui"], response_model=None
-    )
+    fastapi_app.add_api_route(path, ag_ui, methods=["POST"], tags=["ag-ui"], response_model=None)
     return runner
 
 
@@ -209,4 +207,3 @@ def _run_error(code: str, message: str) -> Response:
         emit(EventEncoder().encode(RunErrorEvent(message=message, code=code)).encode())
 
     return EventStreamResponse(produce)
-

@@ -138,9 +138,7 @@ class AgUiEvents:
                 emit,
                 ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content),
             )
-            self.messages.append(
-                ToolMessage(id=message_id, tool_call_id=call_id, content=content)
-            )
+            self.messages.append(ToolMessage(id=message_id, tool_call_id=call_id, content=content))
         delta = event.actions.state_delta
         if delta:
             operations = [

@@ -168,7 +168,9 @@ def _user_parts(message: UserMessage) -> list[types.Part]:
             blob = types.Blob.model_validate({"mime_type": mime_type, "data": source["value"]})
             parts.append(types.Part(inline_data=blob))
         elif source.get("type") == "url" and source.get("value"):
-            parts.append(types.Part(file_data=types.FileData(file_uri=source["value"], mime_type=mime_type)))
+            parts.append(
+                types.Part(file_data=types.FileData(file_uri=source["value"], mime_type=mime_type))
+            )
         else:
             raise InputError(
                 "UNSUPPORTED_CONTENT",
@@ -180,8 +182,10 @@ def _user_parts(message: UserMessage) -> list[types.Part]:
 
 def _answer(call_id: str, name: str, message: ToolMessage) -> types.Part:
     content = message.content
-    text = content if isinstance(content, str) else "".join(
-        getattr(part, "text", "") for part in content
+    text = (
+        content
+        if isinstance(content, str)
+        else "".join(getattr(part, "text", "") for part in content)
     )
     try:
         value: object = json.loads(text)
@@ -249,7 +253,7 @@ def _resume_response(entry: ResumeEntry, call: Interrupted) -> dict[str, Any]:
         if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
             raise InputError(
                 "INVALID_RESUME_PAYLOAD",
-                f"The confirmation {call.call_id!r} needs a payload {{\"approved\": true|false}}.",
+                f'The confirmation {call.call_id!r} needs a payload {{"approved": true|false}}.',
             )
         answer = cast("dict[str, Any]", payload)
         return {"confirmed": answer["approved"], "payload": answer.get("payload")}
@@ -291,4 +295,3 @@ def _state_change(state: Any, session: Session) -> dict[str, Any]:
 
 
 _MISSING = object()
-
