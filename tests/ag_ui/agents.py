@@ -39,8 +39,8 @@ def _call(tool: str, **args: Any) -> LlmResponse:
 
 def helper_reply(request: LlmRequest) -> LlmResponse | str:
     """mood X -> set_mood; color -> the client's pick_color; delete X -> delete_file (with
-    confirmation); ask X -> ask_manager (long-running); after a tool: what it said; else
-    the user's text and the theme the state holds."""
+    confirmation); ask X -> ask_manager (long-running); theme? -> its instruction (which
+    names the state's theme); after a tool: what it said; else the user's text."""
     last = request.contents[-1]
     for part in last.parts or ():
         if part.function_response is not None:
@@ -56,6 +56,8 @@ def helper_reply(request: LlmRequest) -> LlmResponse | str:
         return _call("delete_file", name=words[1])
     if words[:1] == ["ask"]:
         return _call("ask_manager", question=" ".join(words[1:]))
+    if text == "theme?":
+        return str(request.config.system_instruction)
     return f"you said: {text}"
 
 

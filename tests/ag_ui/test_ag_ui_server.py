@@ -149,8 +149,9 @@ def test_the_clients_state_is_committed_and_seen_by_the_agent(server: ThreadedSe
     instruction reads them); a run with nothing new commits the state and runs nothing."""
     thread = Thread(server)
     thread.state = {"theme": "dark"}
-    frames = thread.run(user("hi"))
+    frames = thread.run(user("theme?"))
     assert frames[1]["snapshot"] == {"theme": "dark"}
+    assert text_of(frames) == "The page's theme is dark."
     with httpx.Client(base_url=server.url) as http:
         session = http.get(f"/apps/helper/users/ag-ui/sessions/{thread.id}").json()
     assert session["state"] == {"theme": "dark"}
