@@ -30,7 +30,9 @@ def node_folder(name: str, packages: list[str]) -> Path:
     if stamp.exists() and stamp.read_text() == wanted:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "package.json").write_text('{"name": "eventide-test", "private": true, "type": "module"}')
+    (folder / "package.json").write_text(
+        '{"name": "eventide-test", "private": true, "type": "module"}'
+    )
     result = subprocess.run(
         [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", *packages],
         cwd=folder,
