@@ -333,6 +333,47 @@ def api_server(**kwargs: Any) -> None:
     _serve(web=False, adk_ui=None, **kwargs)
 
 
+@cli.command("mcp-server", epilog=_EPILOG)
+@click.argument("apps_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+@click.option(
+    "--http",
+    "http_port",
+    type=int,
+    metavar="PORT",
+    help="Serve streamable HTTP on this port (MCP at http://HOST:PORT/mcp) instead of stdio.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface, with --http.")
+@click.option(
+    "--session-db",
+    envvar="EVENTIDE_SESSION_DB",
+    help="Database URL for sessions. Default: SQLite in APPS_DIR/.eventide/sessions.db.",
+)
+@click.option(
+    "--user", "user_id", default="mcp", show_default=True, help="The user the sessions belong to."
+)
+def mcp_server(
+    apps_dir: Path, http_port: int | None, host: str, session_db: str | None, user_id: str
+) -> None:
+    """Serve the apps in APPS_DIR as MCP tools: each app's root agent is a tool taking a
+    request and an optional session_id; artifacts are resources. Stdio by default (for
+    Claude Desktop, IDEs), streamable HTTP with --http."""
+    from eventide.cli.mcp_server_command import run_mcp_server
+
+    try:
+        run_mcp_server(
+            apps_dir=apps_dir,
+            http_port=http_port,
+            host=host,
+            session_db=session_db,
+            user_id=user_id,
+        )
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    except KeyboardInterrupt:
+        pass
+    sys.exit(EXIT_OK)
+
+
 @cli.command(epilog=_EPILOG)
 @_serve_options
 @click.option(
