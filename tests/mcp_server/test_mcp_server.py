@@ -66,10 +66,10 @@ async def _conversation(client: Client) -> None:
         ("notes", "Takes notes and keeps them as files.")
     ]
     assert tools.tools[0].input_schema["required"] == ["request"]
-    progress: list[tuple[float, str | None]] = []
+    reports: list[tuple[float, str | None]] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((value, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, message))
 
     first = await client.call_tool("notes", {"request": "buy milk"}, progress_callback=on_progress)
     assert not first.is_error
@@ -79,7 +79,7 @@ async def _conversation(client: Client) -> None:
     assert [c.text for c in first.content if c.type == "text"] == ["noted 'buy milk' (turn 1)"]
     links = [c for c in first.content if c.type == "resource_link"]
     assert [link.name for link in links] == ["note-1.txt"]
-    assert progress == [(1.0, "notary: answered")]
+    assert reports == [(1.0, "notary: answered")]
 
     second = await client.call_tool("notes", {"request": "call mom", "session_id": session_id})
     assert second.structured_content == {

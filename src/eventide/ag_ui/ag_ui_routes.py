@@ -10,7 +10,7 @@ the protocol's ``RUN_ERROR``. The adapter keeps nothing: the thread is a session
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 from ag_ui.core import RunAgentInput, RunErrorEvent
@@ -20,11 +20,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from eventide.ag_ui.event_stream import AgUiEvents
-from eventide.ag_ui.run_input import DEFAULT_USER, InputError, plan_turn
+from eventide.ag_ui.run_input import DEFAULT_USER, plan_turn
 from eventide.agents.base_agent import BaseAgent
 from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
-from eventide.errors import AppLoadError, AppNotFoundError
+from eventide.errors import AppLoadError, AppNotFoundError, ProtocolInputError
 from eventide.events import Event, EventActions
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.protocol import USER_AUTHOR
@@ -134,8 +134,8 @@ async def run_ag_ui(
         )
     try:
         plan = plan_turn(run, session)
-    except InputError as exc:
-        return _run_error(exc.code, str(exc))
+    except ProtocolInputError as exc:
+        return _run_error(exc.code or "INVALID_INPUT", str(exc))
     writer = AgUiEvents(
         thread_id=run.thread_id,
         run_id=run.run_id,
@@ -187,8 +187,9 @@ def _default_user(request: Request, run: RunAgentInput) -> str:
         return header
     props = run.forwarded_props
     if isinstance(props, dict):
+        named = cast("dict[str, Any]", props)
         for key in ("userId", "user_id"):
-            value: Any = props.get(key)  # type: ignore[union-attr]
+            value = named.get(key)
             if isinstance(value, str) and value:
                 return value
     return DEFAULT_USER

@@ -261,8 +261,8 @@ class AgUiEvents:
 
 def _interrupt(call_id: str, name: str, args: dict[str, Any]) -> Interrupt:
     if name == REQUEST_CONFIRMATION_FUNCTION:
-        original = args.get("originalFunctionCall") or {}
-        confirmation = args.get("toolConfirmation") or {}
+        original: dict[str, Any] = args.get("originalFunctionCall") or {}
+        confirmation: dict[str, Any] = args.get("toolConfirmation") or {}
         return Interrupt(
             id=call_id,
             reason="tool_call",

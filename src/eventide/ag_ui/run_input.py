@@ -35,6 +35,7 @@ from ag_ui.core import (
 )
 
 from eventide import types
+from eventide.errors import ProtocolInputError
 from eventide.protocol import (
     REQUEST_CONFIRMATION_FUNCTION,
     REQUEST_CREDENTIAL_FUNCTION,
@@ -42,17 +43,14 @@ from eventide.protocol import (
 )
 from eventide.sessions.session import Session
 
-__all__ = ["DEFAULT_USER", "InputError", "Interrupted", "TurnPlan", "pending_calls", "plan_turn"]
+__all__ = ["DEFAULT_USER", "Interrupted", "TurnPlan", "pending_calls", "plan_turn"]
 
 DEFAULT_USER = "ag-ui"
 
 
-class InputError(Exception):
+def _input_error(code: str, message: str) -> ProtocolInputError:
     """A run input the protocol says to answer with ``RUN_ERROR`` (``code`` says which)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    return ProtocolInputError(message, code=code)
 
 
 @dataclass(slots=True, frozen=True)
@@ -82,7 +80,7 @@ def plan_turn(run: RunAgentInput, session: Session) -> TurnPlan:
     """Read ``run`` against the thread's ``session``.
 
     Raises:
-        InputError: the input breaks a rule of the protocol (see the module docstring).
+        ProtocolInputError: the input breaks a rule of the protocol (see the module docstring).
     """
     tools = [
         types.FunctionDeclaration(
@@ -143,7 +141,7 @@ def _new_parts(messages: list[Message], session: Session) -> list[types.Part]:
         elif isinstance(message, ToolMessage):
             name = names.get(message.tool_call_id)
             if name is None:
-                raise InputError(
+                raise _input_error(
                     "UNKNOWN_TOOL_CALL",
                     f"Tool message {message.id!r} answers call {message.tool_call_id!r}, which "
                     "no assistant message of this thread made: answer a call of the last run.",
@@ -162,8 +160,10 @@ def _user_parts(message: UserMessage) -> list[types.Part]:
         if kind == "text":
             parts.append(types.Part(text=str(data.get("text", ""))))
             continue
-        source = data.get("source") or {}
-        mime_type = source.get("mime_type") or data.get("mime_type") or "application/octet-stream"
+        source: dict[str, Any] = data.get("source") or {}
+        mime_type: str = (
+            source.get("mime_type") or data.get("mime_type") or "application/octet-stream"
+        )
         if source.get("type") == "data" and source.get("value"):
             blob = types.Blob.model_validate({"mime_type": mime_type, "data": source["value"]})
             parts.append(types.Part(inline_data=blob))
@@ -172,7 +172,7 @@ def _user_parts(message: UserMessage) -> list[types.Part]:
                 types.Part(file_data=types.FileData(file_uri=source["value"], mime_type=mime_type))
             )
         else:
-            raise InputError(
+            raise _input_error(
                 "UNSUPPORTED_CONTENT",
                 f"User message {message.id!r} has a {kind!r} part this server cannot read: "
                 "send text, or media as data or a URL.",
@@ -207,8 +207,8 @@ def _call_names(messages: list[Message], session: Session) -> dict[str, str]:
                 names[call.id] = call.name
     for message in messages:
         if isinstance(message, AssistantMessage):
-            for call in message.tool_calls or []:
-                names[call.id] = call.function.name
+            for tool_call in message.tool_calls or []:
+                names[tool_call.id] = tool_call.function.name
     return names
 
 
@@ -223,7 +223,7 @@ def _resume_parts(
         if call is None:
             if entry.interrupt_id in answered_before:
                 continue  # a replayed resume: already answered, nothing to do again
-            raise InputError(
+            raise _input_error(
                 "UNKNOWN_INTERRUPT",
                 f"resume names interrupt {entry.interrupt_id!r}, which is not open on this "
                 "thread: answer the interrupts the last run finished with.",
@@ -237,7 +237,7 @@ def _resume_parts(
         )
     if by_id:
         open_ids = ", ".join(sorted(by_id))
-        raise InputError(
+        raise _input_error(
             "PENDING_INTERRUPTS",
             f"The thread waits on interrupt(s) {open_ids}: send a resume entry for each "
             "(status 'resolved' with the answer, or 'cancelled').",
@@ -250,16 +250,16 @@ def _resume_response(entry: ResumeEntry, call: Interrupted) -> dict[str, Any]:
     if call.name == REQUEST_CONFIRMATION_FUNCTION:
         if entry.status == "cancelled":
             return {"confirmed": False}
-        if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
-            raise InputError(
+        answer_data = cast("dict[str, Any]", payload) if isinstance(payload, dict) else {}
+        if not isinstance(answer_data.get("approved"), bool):
+            raise _input_error(
                 "INVALID_RESUME_PAYLOAD",
                 f'The confirmation {call.call_id!r} needs a payload {{"approved": true|false}}.',
             )
-        answer = cast("dict[str, Any]", payload)
-        return {"confirmed": answer["approved"], "payload": answer.get("payload")}
+        return {"confirmed": answer_data["approved"], "payload": answer_data.get("payload")}
     if entry.status == "cancelled":
         if call.name == REQUEST_CREDENTIAL_FUNCTION:
-            raise InputError(
+            raise _input_error(
                 "CREDENTIAL_REQUIRED",
                 f"The credential request {call.call_id!r} cannot be cancelled: the tool needs it.",
             )
@@ -282,7 +282,7 @@ def _state_change(state: Any, session: Session) -> dict[str, Any]:
     if state is None:
         return {}
     if not isinstance(state, dict):
-        raise InputError(
+        raise _input_error(
             "INVALID_STATE",
             f"state must be a JSON object (Eventide state is keyed), not {type(state).__name__}.",
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ def http_app(registry: AppRegistry, *, user_id: str = DEFAULT_USER, host: str = 
     inner = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
-    async def lifespan(asgi: Any) -> Any:
+    async def lifespan(asgi: Any) -> AsyncGenerator[None, None]:
         async with inner(asgi):
             try:
                 yield

@@ -6,7 +6,6 @@ model is an app. The adapter keeps nothing of its own: a conversation is a sessi
 (:mod:`.openai_sessions` says which), a request is a turn of the app's Runner.
 """
 
-from eventide.openai_compat.openai_errors import OpenAIError
 from eventide.openai_compat.openai_routes import add_openai_routes
 
-__all__ = ["OpenAIError", "add_openai_routes"]
+__all__ = ["add_openai_routes"]

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from eventide.events import Event
-from eventide.openai_compat.openai_errors import OpenAIError, openai_error_json
+from eventide.openai_compat.openai_errors import openai_error, openai_error_json
 from eventide.openai_compat.request_fields import as_object
 from eventide.openai_compat.turn_output import ToolCall, TurnOutput, Usage
 
@@ -29,14 +29,14 @@ def include_usage(body: dict[str, Any]) -> bool:
     """Whether a streamed answer ends with a usage chunk (``stream_options.include_usage``).
 
     Raises:
-        OpenAIError: ``stream_options`` is not an object.
+        ProtocolInputError: ``stream_options`` is not an object.
     """
     value = body.get("stream_options")
     if value is None:
         return False
     options = as_object(value)
     if options is None:
-        raise OpenAIError(400, "stream_options must be an object.", param="stream_options")
+        raise openai_error(400, "stream_options must be an object.", param="stream_options")
     return bool(options.get("include_usage"))
 
 

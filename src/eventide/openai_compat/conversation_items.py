@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from eventide import types
-from eventide.openai_compat.openai_errors import OpenAIError
+from eventide.openai_compat.openai_errors import openai_error
 from eventide.openai_compat.request_fields import as_list, as_object
 
 __all__ = [
@@ -50,14 +50,14 @@ def chat_messages_to_items(messages: list[Any]) -> list[ConversationItem]:
     """Chat Completions ``messages`` as conversation items.
 
     Raises:
-        OpenAIError: a message is not one the API defines, or holds a part not read here.
+        ProtocolInputError: a message is not one the API defines, or holds a part not read here.
     """
     items: list[ConversationItem] = []
     names: dict[str, str] = {}
     for index, message in enumerate(messages):
         where = f"messages[{index}]"
         if not isinstance(message, dict):
-            raise OpenAIError(400, f"{where} must be an object.", param=where)
+            raise openai_error(400, f"{where} must be an object.", param=where)
         data = cast("dict[str, Any]", message)
         role = data.get("role")
         content = data.get("content")
@@ -73,7 +73,7 @@ def chat_messages_to_items(messages: list[Any]) -> list[ConversationItem]:
         elif role == "tool":
             call_id = data.get("tool_call_id")
             if not isinstance(call_id, str) or not call_id:
-                raise OpenAIError(
+                raise openai_error(
                     400,
                     f"{where} is a tool message without a tool_call_id: give the id of the "
                     "call it answers.",
@@ -82,7 +82,7 @@ def chat_messages_to_items(messages: list[Any]) -> list[ConversationItem]:
             output = _text_of(content, f"{where}.content")
             items.append(ConversationItem("tool", [_answer(call_id, names.get(call_id), output)]))
         else:
-            raise OpenAIError(
+            raise openai_error(
                 400,
                 f"{where}.role is {role!r}: use 'system', 'developer', 'user', 'assistant' or "
                 "'tool'.",
@@ -95,7 +95,7 @@ def response_input_to_items(value: Any) -> list[ConversationItem]:
     """Responses ``input`` (a string or a list of items) as conversation items.
 
     Raises:
-        OpenAIError: an item is not one the API defines, or holds a part not read here.
+        ProtocolInputError: an item is not one the API defines, or holds a part not read here.
     """
     if isinstance(value, str):
         return [ConversationItem("user", [types.Part(text=value)])]
@@ -104,7 +104,7 @@ def response_input_to_items(value: Any) -> list[ConversationItem]:
     for index, raw in enumerate(_list(value, "input")):
         where = f"input[{index}]"
         if not isinstance(raw, dict):
-            raise OpenAIError(400, f"{where} must be an object.", param=where)
+            raise openai_error(400, f"{where} must be an object.", param=where)
         item = cast("dict[str, Any]", raw)
         kind = item.get("type", "message")
         if kind == "message":
@@ -116,7 +116,7 @@ def response_input_to_items(value: Any) -> list[ConversationItem]:
                 parts = _content_parts(content, f"{where}.content")
                 items.append(ConversationItem(cast("Role", role), parts))
             else:
-                raise OpenAIError(
+                raise openai_error(
                     400,
                     f"{where}.role is {role!r}: use 'user', 'assistant', 'system' or 'developer'.",
                     param=f"{where}.role",
@@ -135,7 +135,7 @@ def response_input_to_items(value: Any) -> list[ConversationItem]:
         elif kind == "reasoning":
             continue  # the agent's reasoning is its own: nothing to carry over
         else:
-            raise OpenAIError(
+            raise openai_error(
                 400,
                 f"{where}.type is {kind!r}: this server reads 'message', 'function_call', "
                 "'function_call_output' and 'reasoning' items.",
@@ -174,12 +174,12 @@ def _answer(call_id: str, name: str | None, output: str) -> types.Part:
 
 def _chat_tool_call(call: Any, where: str, names: dict[str, str]) -> types.Part:
     if not isinstance(call, dict):
-        raise OpenAIError(400, f"{where} must be an object.", param=where)
+        raise openai_error(400, f"{where} must be an object.", param=where)
     data = cast("dict[str, Any]", call)
     call_id = _required_str(data, "id", where)
     function = data.get("function")
     if not isinstance(function, dict):
-        raise OpenAIError(400, f"{where}.function must be an object.", param=f"{where}.function")
+        raise openai_error(400, f"{where}.function must be an object.", param=f"{where}.function")
     described = cast("dict[str, Any]", function)
     name = _required_str(described, "name", f"{where}.function")
     names[call_id] = name
@@ -193,10 +193,10 @@ def _arguments(value: Any, where: str) -> dict[str, Any]:
     try:
         parsed: object = json.loads(value) if isinstance(value, str) and value.strip() else {}
     except ValueError as exc:
-        raise OpenAIError(400, f"{where} is not valid JSON: {exc}.", param=where) from exc
+        raise openai_error(400, f"{where} is not valid JSON: {exc}.", param=where) from exc
     found = as_object(parsed)
     if found is None:
-        raise OpenAIError(400, f"{where} must be a JSON object.", param=where)
+        raise openai_error(400, f"{where} must be a JSON object.", param=where)
     return found
 
 
@@ -210,27 +210,27 @@ def _content_parts(content: Any, where: str) -> list[types.Part]:
     for index, raw in enumerate(_list(content, where)):
         part_where = f"{where}[{index}]"
         if not isinstance(raw, dict):
-            raise OpenAIError(400, f"{part_where} must be an object.", param=part_where)
+            raise openai_error(400, f"{part_where} must be an object.", param=part_where)
         part = cast("dict[str, Any]", raw)
         kind = part.get("type")
         if kind in ("text", "input_text", "output_text", "refusal"):
             text = part.get("text", part.get("refusal"))
             if not isinstance(text, str):
-                raise OpenAIError(400, f"{part_where}.text must be a string.", param=part_where)
+                raise openai_error(400, f"{part_where}.text must be a string.", param=part_where)
             parts.append(types.Part(text=text))
         elif kind in ("image_url", "input_image"):
             url = part.get("image_url")
             if isinstance(url, dict):
                 url = cast("dict[str, Any]", url).get("url")
             if not isinstance(url, str) or not url:
-                raise OpenAIError(
+                raise openai_error(
                     400, f"{part_where} has no image URL.", param=f"{part_where}.image_url"
                 )
             parts.append(_media_part(url, "image/*", part_where))
         elif kind in ("file", "input_file"):
             parts.append(_file_part(part, part_where))
         else:
-            raise OpenAIError(
+            raise openai_error(
                 400,
                 f"{part_where}.type is {kind!r}: this server reads text, images and files "
                 "(base64) in messages.",
@@ -245,18 +245,18 @@ def _media_part(url: str, default_type: str, where: str) -> types.Part:
     header, _, payload = url.partition(",")
     mime_type = header[5:].split(";")[0] or default_type
     if ";base64" not in header:
-        raise OpenAIError(400, f"{where}: only base64 data URLs are read.", param=where)
+        raise openai_error(400, f"{where}: only base64 data URLs are read.", param=where)
     return types.Part(inline_data=types.Blob(mime_type=mime_type, data=_decoded(payload, where)))
 
 
 def _file_part(part: dict[str, Any], where: str) -> types.Part:
     described = part.get("file", part)
     if not isinstance(described, dict):
-        raise OpenAIError(400, f"{where}.file must be an object.", param=where)
+        raise openai_error(400, f"{where}.file must be an object.", param=where)
     data = cast("dict[str, Any]", described)
     payload = data.get("file_data")
     if not isinstance(payload, str):
-        raise OpenAIError(
+        raise openai_error(
             400,
             f"{where} has no file_data: this server reads files sent inline (base64 or a "
             "data: URL), not uploaded file ids.",
@@ -280,7 +280,7 @@ def _decoded(payload: str, where: str) -> bytes:
     try:
         return base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise OpenAIError(400, f"{where} is not valid base64: {exc}.", param=where) from exc
+        raise openai_error(400, f"{where} is not valid base64: {exc}.", param=where) from exc
 
 
 def _text_of(content: Any, where: str) -> str:
@@ -291,7 +291,7 @@ def _text_of(content: Any, where: str) -> str:
     texts: list[str] = []
     for part in _content_parts(content, where):
         if part.text is None:
-            raise OpenAIError(400, f"{where} may hold only text.", param=where)
+            raise openai_error(400, f"{where} may hold only text.", param=where)
         texts.append(part.text)
     return "".join(texts)
 
@@ -301,12 +301,14 @@ def _list(value: Any, where: str) -> list[object]:
         return []
     listed = as_list(value)
     if listed is None:
-        raise OpenAIError(400, f"{where} must be a list.", param=where)
+        raise openai_error(400, f"{where} must be a list.", param=where)
     return listed
 
 
 def _required_str(data: dict[str, Any], key: str, where: str) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value:
-        raise OpenAIError(400, f"{where}.{key} must be a non-empty string.", param=f"{where}.{key}")
+        raise openai_error(
+            400, f"{where}.{key} must be a non-empty string.", param=f"{where}.{key}"
+        )
     return value

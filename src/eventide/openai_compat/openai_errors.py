@@ -2,7 +2,7 @@
 
 The official SDKs turn the status code into an exception class (400 ``BadRequestError``, 404
 ``NotFoundError``, ...) and read the message from this body, so a client sees what went
-wrong in the words below.
+wrong in the words below. The exception is :class:`eventide.errors.ProtocolInputError`.
 """
 
 from __future__ import annotations
@@ -13,39 +13,22 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-__all__ = ["OpenAIError", "openai_error_handler", "openai_error_json"]
+from eventide.errors import ProtocolInputError
+
+__all__ = ["openai_error", "openai_error_handler", "openai_error_json"]
 
 
-class OpenAIError(Exception):
-    """A request the OpenAI-compatible endpoints refuse, answered in the OpenAI error shape.
-
-    Args:
-        status: the HTTP status (400 bad input, 404 unknown model or response, 503 ...).
-        message: what happened and what to do.
-        param: the request field at fault, when one is.
-        code: a short machine-readable code (``model_not_found``...).
-        kind: the error's ``type`` (``invalid_request_error``, ``server_error``...).
-    """
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        param: str | None = None,
-        code: str | None = None,
-        kind: str = "invalid_request_error",
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.param = param
-        self.code = code
-        self.kind = kind
-
-    def body(self) -> dict[str, Any]:
-        """The JSON body of the answer."""
-        return openai_error_json(self.message, kind=self.kind, param=self.param, code=self.code)
+def openai_error(
+    status: int,
+    message: str,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+    kind: str = "invalid_request_error",
+) -> ProtocolInputError:
+    """The error answering a request with ``status`` (400 bad input, 404 unknown model or
+    response id, 500 a failed turn) and ``message`` (what happened and what to do)."""
+    return ProtocolInputError(message, code=code, status=status, param=param, kind=kind)
 
 
 def openai_error_json(
@@ -56,10 +39,9 @@ def openai_error_json(
 
 
 async def openai_error_handler(request: Request, exc: Exception) -> Response:
-    """The FastAPI exception handler answering :class:`OpenAIError`."""
-    assert isinstance(exc, OpenAIError)
+    """The FastAPI exception handler answering :class:`ProtocolInputError`."""
+    assert isinstance(exc, ProtocolInputError)
+    body = openai_error_json(exc.message, kind=exc.kind, param=exc.param, code=exc.code)
     return Response(
-        json.dumps(exc.body(), ensure_ascii=False),
-        status_code=exc.status,
-        media_type="application/json",
+        json.dumps(body, ensure_ascii=False), status_code=exc.status, media_type="application/json"
     )

@@ -19,14 +19,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from eventide._ids import new_id
-from eventide.errors import AppLoadError, AppNotFoundError
+from eventide.errors import AppLoadError, AppNotFoundError, ProtocolInputError
 from eventide.openai_compat.chat_completions import ChatChunks, chat_completion, include_usage
 from eventide.openai_compat.conversation_items import (
     chat_messages_to_items,
     response_input_to_items,
     split_new_input,
 )
-from eventide.openai_compat.openai_errors import OpenAIError, openai_error_handler
+from eventide.openai_compat.openai_errors import openai_error, openai_error_handler
 from eventide.openai_compat.openai_sessions import (
     decode_response_id,
     encode_response_id,
@@ -62,7 +62,7 @@ _SESSION_HEADER = "X-Eventide-Session-Id"
 
 def add_openai_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns) -> None:
     """Register the OpenAI-compatible routes on ``api``, serving ``registry``'s apps."""
-    api.add_exception_handler(OpenAIError, openai_error_handler)
+    api.add_exception_handler(ProtocolInputError, openai_error_handler)
     routes = _OpenAIRoutes(registry, inflight)
     tags: list[str | Enum] = ["openai"]
     api.add_api_route(
@@ -121,11 +121,11 @@ class _OpenAIRoutes:
         metadata = metadata_of(body)
         messages = as_list(body.get("messages"))
         if not messages:
-            raise OpenAIError(400, "messages must be a non-empty list.", param="messages")
+            raise openai_error(400, "messages must be a non-empty list.", param="messages")
         items = chat_messages_to_items(messages)
         history, message = split_new_input(items)
         if message is None:
-            raise OpenAIError(
+            raise openai_error(
                 400,
                 "The messages end with an assistant message: there is nothing new to answer. "
                 "End them with a user message or the tool results the assistant asked for.",
@@ -166,7 +166,7 @@ class _OpenAIRoutes:
             output.read(event)
         if error is not None or output.error is not None:
             code, text = failure_of_chat(output, error)
-            raise OpenAIError(500, text, code=code, kind="server_error")
+            raise openai_error(500, text, code=code, kind="server_error")
         return JSONResponse(
             chat_completion(output, completion_id=completion_id, model=model), headers=headers
         )
@@ -177,12 +177,12 @@ class _OpenAIRoutes:
         runner = await self._runner(body)
         metadata = metadata_of(body)
         if "input" not in body:
-            raise OpenAIError(400, "input is required.", param="input")
+            raise openai_error(400, "input is required.", param="input")
         items = response_input_to_items(body["input"])
         previous = optional_str(body, "previous_response_id")
         conversation = _conversation_id(body.get("conversation"))
         if previous is not None and conversation is not None:
-            raise OpenAIError(
+            raise openai_error(
                 400,
                 "Give previous_response_id or conversation, not both.",
                 param="conversation",
@@ -205,7 +205,7 @@ class _OpenAIRoutes:
             session, new = await open_session(runner, user_id, conversation)
         history, message = split_new_input(items)
         if message is None:
-            raise OpenAIError(
+            raise openai_error(
                 400,
                 "The input ends with an assistant item: there is nothing new to answer. End "
                 "it with a user message or the function_call_output items asked for.",
@@ -252,7 +252,7 @@ class _OpenAIRoutes:
     async def _runner(self, body: dict[str, Any]) -> Runner:
         model = body.get("model")
         if not isinstance(model, str) or not model:
-            raise OpenAIError(
+            raise openai_error(
                 400,
                 "model is required: give the name of an app this server serves (GET /v1/models "
                 "lists them).",
@@ -263,7 +263,7 @@ class _OpenAIRoutes:
         except AppNotFoundError as exc:
             raise _unknown_model(model, exc) from exc
         except AppLoadError as exc:
-            raise OpenAIError(500, str(exc), kind="server_error", code="app_load_error") from exc
+            raise openai_error(500, str(exc), kind="server_error", code="app_load_error") from exc
 
 
 def failure_of_chat(output: TurnOutput, error: BaseException | None) -> tuple[str, str]:
@@ -278,12 +278,12 @@ async def _json_body(request: Request) -> dict[str, Any]:
     try:
         body = json.loads(raw)
     except ValueError as exc:
-        raise OpenAIError(
+        raise openai_error(
             400, f"The request body is not valid JSON: {exc}. Send a JSON object."
         ) from exc
     found = as_object(body)
     if found is None:
-        raise OpenAIError(400, "The request body must be a JSON object.")
+        raise openai_error(400, "The request body must be a JSON object.")
     return found
 
 
@@ -294,14 +294,14 @@ def _conversation_id(value: Any) -> str | None:
     if named is not None:
         value = named.get("id")
     if not isinstance(value, str) or not value:
-        raise OpenAIError(
+        raise openai_error(
             400, 'conversation must be a conversation id or {"id": ...}.', param="conversation"
         )
     return value
 
 
-def _unknown_model(model: str, exc: AppNotFoundError) -> OpenAIError:
-    return OpenAIError(
+def _unknown_model(model: str, exc: AppNotFoundError) -> ProtocolInputError:
+    return openai_error(
         404,
         f"The model {model!r} does not exist: a model is an app this server serves. {exc}",
         param="model",
@@ -309,8 +309,8 @@ def _unknown_model(model: str, exc: AppNotFoundError) -> OpenAIError:
     )
 
 
-def _unknown_response(response_id: str) -> OpenAIError:
-    return OpenAIError(
+def _unknown_response(response_id: str) -> ProtocolInputError:
+    return openai_error(
         404,
         f"Previous response with id {response_id!r} not found: give the id of a response "
         "this server returned (its session must still exist).",

@@ -26,7 +26,7 @@ from eventide import types
 from eventide._ids import new_id
 from eventide.events import Event
 from eventide.openai_compat.conversation_items import ConversationItem
-from eventide.openai_compat.openai_errors import OpenAIError
+from eventide.openai_compat.openai_errors import openai_error
 from eventide.openai_compat.request_fields import as_list
 from eventide.protocol import USER_AUTHOR
 from eventide.runner import Runner
@@ -112,7 +112,7 @@ def name_answers(
     request's items or the session's log).
 
     Raises:
-        OpenAIError: a result answers a call that neither holds.
+        ProtocolInputError: a result answers a call that neither holds.
     """
     if message is None or not message.parts:
         return
@@ -133,7 +133,7 @@ def name_answers(
                 unnamed.pop(call.id).name = call.name
     if unnamed:
         missing = ", ".join(sorted(str(call_id) for call_id in unnamed))
-        raise OpenAIError(
+        raise openai_error(
             400,
             f"The tool result(s) for call id(s) {missing} answer no call of this conversation: "
             "send each result with the id of a call the assistant made.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal, cast
 
 from eventide import types
-from eventide.openai_compat.openai_errors import OpenAIError
+from eventide.openai_compat.openai_errors import openai_error
 
 __all__ = [
     "ToolCallsShown",
@@ -35,18 +35,18 @@ def client_tools(value: Any, *, nested: bool) -> list[types.FunctionDeclaration]
     (``{"type": "function", "function": {...}}``, ``nested``), Responses does not.
 
     Raises:
-        OpenAIError: a tool is not a function tool with a name.
+        ProtocolInputError: a tool is not a function tool with a name.
     """
     if value is None:
         return []
     listed = as_list(value)
     if listed is None:
-        raise OpenAIError(400, "tools must be a list of function tools.", param="tools")
+        raise openai_error(400, "tools must be a list of function tools.", param="tools")
     declarations: list[types.FunctionDeclaration] = []
     for index, raw in enumerate(listed):
         where = f"tools[{index}]"
         if not isinstance(raw, dict) or cast("dict[str, Any]", raw).get("type") != "function":
-            raise OpenAIError(
+            raise openai_error(
                 400,
                 f"{where} is not a function tool: this server takes tools of type 'function' "
                 "(the client runs them and sends their results back).",
@@ -55,11 +55,11 @@ def client_tools(value: Any, *, nested: bool) -> list[types.FunctionDeclaration]
         tool = cast("dict[str, Any]", raw)
         function = tool.get("function") if nested else tool
         if not isinstance(function, dict):
-            raise OpenAIError(400, f"{where}.function must be an object.", param=where)
+            raise openai_error(400, f"{where}.function must be an object.", param=where)
         described = cast("dict[str, Any]", function)
         name = described.get("name")
         if not isinstance(name, str) or not name:
-            raise OpenAIError(400, f"{where} has no name.", param=f"{where}.name")
+            raise openai_error(400, f"{where} has no name.", param=f"{where}.name")
         parameters = described.get("parameters")
         description = described.get("description")
         declarations.append(
@@ -78,14 +78,14 @@ def metadata_of(body: dict[str, Any]) -> dict[str, Any]:
     """The request's ``metadata`` object (empty when absent).
 
     Raises:
-        OpenAIError: it is not an object.
+        ProtocolInputError: it is not an object.
     """
     value = body.get("metadata")
     if value is None:
         return {}
     found = as_object(value)
     if found is None:
-        raise OpenAIError(400, "metadata must be an object.", param="metadata")
+        raise openai_error(400, "metadata must be an object.", param="metadata")
     return found
 
 
@@ -93,13 +93,13 @@ def optional_str(body: dict[str, Any], key: str) -> str | None:
     """``body[key]`` when it is a non-empty string, None when absent.
 
     Raises:
-        OpenAIError: it is present and not a string.
+        ProtocolInputError: it is present and not a string.
     """
     value = body.get(key)
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise OpenAIError(400, f"{key} must be a string.", param=key)
+        raise openai_error(400, f"{key} must be a string.", param=key)
     return value
 
 
@@ -108,14 +108,14 @@ def tool_calls_shown(headers: Any, metadata: dict[str, Any]) -> bool:
     ``metadata.eventide_tool_calls`` set to ``shown`` (default ``hidden``).
 
     Raises:
-        OpenAIError: another value.
+        ProtocolInputError: another value.
     """
     value = headers.get("x-eventide-tool-calls") or metadata.get("eventide_tool_calls")
     if value is None or value == "hidden":
         return False
     if value == "shown":
         return True
-    raise OpenAIError(
+    raise openai_error(
         400,
         f"X-Eventide-Tool-Calls (or metadata.eventide_tool_calls) is {value!r}: use 'shown' or "
         "'hidden'.",
