@@ -288,3 +288,16 @@ def test_hanging_up_mid_run_keeps_what_was_committed(
         ("user", "go"),
         ("gated_agent", "step 1"),
     ]
+
+
+@pytest.mark.parametrize(
+    "delta", ["plain", 'quotes " and \\ backslash', "line\nbreak\ttab", "é ü 漢字 🙂", "\u0001\u001f", ""]
+)
+def test_content_frames_are_the_packages_encoding(delta: str) -> None:
+    from ag_ui.core import TextMessageContentEvent
+    from ag_ui.encoder import EventEncoder
+
+    from eventide.ag_ui.event_stream import content_frame
+
+    expected = EventEncoder().encode(TextMessageContentEvent(message_id="m-1", delta=delta))
+    assert content_frame("m-1", delta) == expected.encode()

@@ -30,6 +30,7 @@ from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.protocol import USER_AUTHOR
 from eventide.runner import Runner
 from eventide.server.app_registry import AppRegistry
+from eventide.server.protocol_fast_path import ProtocolHandler
 from eventide.server.protocol_turns import TurnInput, stream_turn, turn_events
 from eventide.server.run_routes import InflightTurns
 from eventide.server.sse_batching import EventStreamResponse
@@ -41,8 +42,11 @@ __all__ = ["add_ag_ui_endpoint", "add_ag_ui_routes", "run_ag_ui"]
 UserIdOf = Callable[[Request, RunAgentInput], str]
 
 
-def add_ag_ui_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns) -> None:
-    """Serve ``POST /ag-ui/{app_name}`` for every app of ``registry``."""
+def add_ag_ui_routes(
+    api: FastAPI, registry: AppRegistry, inflight: InflightTurns
+) -> dict[str, ProtocolHandler]:
+    """Serve ``POST /ag-ui/{app_name}`` for every app of ``registry``; the handler by path
+    prefix, for :class:`ProtocolFastPath`."""
 
     async def ag_ui(app_name: str, request: Request) -> Response:
         """Run the app named in the path with an AG-UI ``RunAgentInput``."""
@@ -62,6 +66,11 @@ def add_ag_ui_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurn
         summary="Run the app with an AG-UI RunAgentInput; AG-UI events as server-sent events",
         response_model=None,
     )
+
+    async def fast(request: Request, app_name: str) -> Response:
+        return await ag_ui(app_name, request)
+
+    return {"/ag-ui/": fast}
 
 
 def add_ag_ui_endpoint(

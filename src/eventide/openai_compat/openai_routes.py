@@ -52,6 +52,7 @@ from eventide.openai_compat.responses_api import (
 from eventide.openai_compat.turn_output import TurnOutput
 from eventide.runner import Runner
 from eventide.server.app_registry import AppRegistry
+from eventide.server.protocol_fast_path import ProtocolHandler
 from eventide.server.protocol_turns import TurnInput, collect_turn, stream_turn, turn_events
 from eventide.server.run_routes import InflightTurns
 
@@ -60,8 +61,11 @@ __all__ = ["add_openai_routes"]
 _SESSION_HEADER = "X-Eventide-Session-Id"
 
 
-def add_openai_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns) -> None:
-    """Register the OpenAI-compatible routes on ``api``, serving ``registry``'s apps."""
+def add_openai_routes(
+    api: FastAPI, registry: AppRegistry, inflight: InflightTurns
+) -> dict[str, ProtocolHandler]:
+    """Register the OpenAI-compatible routes on ``api``, serving ``registry``'s apps; the
+    turn routes' handlers by path, for :class:`ProtocolFastPath`."""
     api.add_exception_handler(ProtocolInputError, openai_error_handler)
     routes = _OpenAIRoutes(registry, inflight)
     tags: list[str | Enum] = ["openai"]
@@ -91,6 +95,14 @@ def add_openai_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTur
         tags=tags,
         summary="One app as a model",
     )
+
+    async def chat(request: Request, _: str) -> Response:
+        return await routes.chat_completions(request)
+
+    async def responses(request: Request, _: str) -> Response:
+        return await routes.responses(request)
+
+    return {"/v1/chat/completions": chat, "/v1/responses": responses}
 
 
 class _OpenAIRoutes:

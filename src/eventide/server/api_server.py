@@ -38,6 +38,7 @@ from eventide.server.history_routes import add_history_routes
 from eventide.server.info_routes import add_info_routes
 from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
+from eventide.server.protocol_fast_path import ProtocolFastPath, ProtocolHandler
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.run_routes import InflightTurns, TurnRoutes, Turns, add_run_routes
 from eventide.server.session_routes import add_session_routes
@@ -220,14 +221,16 @@ def create_app(
     consent_file = folder / ".eventide" / "ui-config.json" if folder is not None else None
     add_telemetry_consent_routes(api, TelemetryConsent(consent_file))
     # Protocol adapters: loaded only when asked for (their packages are optional).
+    exact: dict[str, ProtocolHandler] = {}
+    prefixes: dict[str, ProtocolHandler] = {}
     if openai:
         from eventide.openai_compat import add_openai_routes
 
-        add_openai_routes(api, registry, inflight)
+        exact.update(add_openai_routes(api, registry, inflight))
     if ag_ui:
         from eventide.ag_ui import add_ag_ui_routes
 
-        add_ag_ui_routes(api, registry, inflight)
+        prefixes.update(add_ag_ui_routes(api, registry, inflight))
 
     open_prefixes: tuple[str, ...] = ()
     if web or adk_ui is not None:
@@ -250,6 +253,13 @@ def create_app(
     # turn routes' fast path, innermost, sees only requests all of them let through.
     # The app's exception handlers (its own dict: handlers registered later count too).
     api.add_middleware(TurnRoutes, turns=turns, exception_handlers=api.exception_handlers)
+    if exact or prefixes:
+        api.add_middleware(
+            ProtocolFastPath,
+            exact=exact,
+            prefixes=prefixes,
+            exception_handlers=api.exception_handlers,
+        )
     api.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     if auth_token is not None:
         api.add_middleware(
