@@ -9,6 +9,7 @@ the protocol's ``RUN_ERROR``. The adapter keeps nothing: the thread is a session
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -131,7 +132,7 @@ async def run_ag_ui(
     user_id: UserIdOf | None = None,
 ) -> Response:
     """Answer one AG-UI request with ``runner`` (see the module docstring)."""
-    run = await _run_input(request)
+    run, earlier = await _run_input(request)
     user = user_id(request, run) if user_id is not None else _default_user(request, run)
     service = runner.session_service
     session = await service.get_session(
@@ -150,6 +151,7 @@ async def run_ag_ui(
         run_id=run.run_id,
         state={**session.state, **plan.state_delta},
         messages=run.messages,
+        earlier_messages=earlier,
         client_tools={tool.name for tool in plan.client_tools},
     )
     if not plan.runs_agent:
@@ -174,10 +176,40 @@ async def run_ag_ui(
     return stream_turn(events, writer, inflight=inflight, label=label)
 
 
-async def _run_input(request: Request) -> RunAgentInput:
+async def _run_input(request: Request) -> tuple[RunAgentInput, list[Any]]:
+    """The request's ``RunAgentInput``, and the messages before its last assistant message,
+    as JSON.
+
+    Clients resend the whole conversation every run; the messages before the last assistant
+    message are what the thread's session already holds, so only the rest is validated here
+    (validating all of them made a run's cost grow with the conversation). The earlier ones
+    are validated only if a ``MESSAGES_SNAPSHOT`` needs them.
+    """
     raw = await request.body()
     try:
-        return RunAgentInput.model_validate_json(raw)
+        body: Any = json.loads(raw)
+    except ValueError as exc:
+        raise HTTPException(
+            400, detail=f"The body is not JSON ({exc}): send an AG-UI RunAgentInput."
+        ) from exc
+    earlier: list[Any] = []
+    if isinstance(body, dict):
+        data = cast("dict[str, Any]", body)
+        messages = data.get("messages")
+        if isinstance(messages, list):
+            listed = cast("list[Any]", messages)
+            last = max(
+                (
+                    i
+                    for i, m in enumerate(listed)
+                    if isinstance(m, dict) and m.get("role") == "assistant"
+                ),
+                default=0,
+            )
+            earlier = listed[:last]
+            body = {**data, "messages": listed[last:]}
+    try:
+        return RunAgentInput.model_validate(body), earlier
     except pydantic.ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in error['loc']) or 'body'}: {error['msg']}"

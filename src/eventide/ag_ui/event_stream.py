@@ -57,6 +57,7 @@ from ag_ui.core import (
     ToolMessage,
 )
 from ag_ui.encoder import EventEncoder
+from pydantic import TypeAdapter, ValidationError
 
 from eventide.events import Event
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, SYNTHETIC_FUNCTIONS
@@ -65,6 +66,7 @@ __all__ = ["AgUiEvents", "content_frame"]
 
 Emit = Callable[[bytes], None]
 _ENCODER = EventEncoder()
+_MESSAGE: TypeAdapter[Any] = TypeAdapter(Message)
 
 
 class AgUiEvents:
@@ -76,6 +78,8 @@ class AgUiEvents:
         state: the session's state as the run starts.
         messages: the messages the client sent (the start of ``MESSAGES_SNAPSHOT``).
         client_tools: the names of the client's own tools.
+        earlier_messages: messages the client sent before ``messages``, as JSON not yet
+            validated (validated only for a ``MESSAGES_SNAPSHOT``).
     """
 
     def __init__(
@@ -86,11 +90,13 @@ class AgUiEvents:
         state: dict[str, Any],
         messages: list[Message],
         client_tools: set[str],
+        earlier_messages: list[Any] | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
         self.state = dict(state)
         self.messages = list(messages)
+        self.earlier_messages = earlier_messages or []
         self.client_tools = client_tools
         self.interrupts: list[Interrupt] = []
         self.pending: list[str] = []
@@ -180,7 +186,13 @@ class AgUiEvents:
             ]
         if self.interrupts:
             _send(emit, StateSnapshotEvent(snapshot=self.state))
-            _send(emit, MessagesSnapshotEvent(messages=self.messages))
+            try:
+                earlier = [_MESSAGE.validate_python(m) for m in self.earlier_messages]
+            except ValidationError as exc:
+                message = f"An earlier message of the request is not an AG-UI message: {exc}"
+                _send(emit, RunErrorEvent(message=message, code="INVALID_MESSAGES"))
+                return
+            _send(emit, MessagesSnapshotEvent(messages=[*earlier, *self.messages]))
             outcome: Any = RunFinishedInterruptOutcome(interrupts=self.interrupts)
         else:
             outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self.pending or None)
