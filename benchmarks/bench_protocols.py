@@ -13,11 +13,17 @@ Reported per protocol: the server's CPU time per turn (from /proc, the overhead 
 about) and the turn's wall time as the client sees it (request sent to last frame read), as
 medians over rounds, and each as a ratio to ``/run_sse`` of the same round (median of the
 per-round ratios). The goal of issue 35: every adapter within 10% of ``/run_sse``.
+
+``--in-process`` drives the same ASGI app without sockets or a client process (the request
+handed to the app, the answer's bytes collected) and times each turn with the process's CPU
+clock: the adapters' own cost, free of the loopback and of the client, and far less noisy on
+a shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import socket
@@ -37,11 +43,11 @@ CHUNK = 20
 PROTOCOLS = ("run_sse", "ag_ui", "chat", "responses")
 
 
-def _serve(port: int) -> None:
+def _api() -> Any:
     from eventide import LlmAgent
     from eventide.apps import App
     from eventide.models.llm_request import LlmRequest
-    from eventide.server import create_app, serve
+    from eventide.server import create_app
     from eventide.testing import FunctionModel
 
     def answer(request: LlmRequest) -> str:
@@ -54,10 +60,15 @@ def _serve(port: int) -> None:
         model=FunctionModel(function=answer, stream_chunk_size=CHUNK),
         instruction="Answer briefly.",
     )
-    api = create_app(
+    return create_app(
         apps={"bench": App(name="bench", root_agent=agent)}, openai=True, ag_ui=True, traces=False
     )
-    serve(api, port=port, log_level="warning")
+
+
+def _serve(port: int) -> None:
+    from eventide.server import serve
+
+    serve(_api(), port=port, log_level="warning")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -74,10 +85,11 @@ class _Conversation:
         self.session = f"s-{uuid.uuid4().hex[:10]}"
         self.messages: list[dict[str, Any]] = []
         self.previous: str | None = None
-        if protocol == "run_sse":
+        if protocol == "run_sse" and not isinstance(client, _InProcess):
             client.post(f"/apps/bench/users/u/sessions/{self.session}").raise_for_status()
 
-    def turn(self, index: int) -> None:
+    def request(self, index: int) -> tuple[str, dict[str, Any], dict[str, str]]:
+        """The path, body and headers of turn ``index``."""
         text = f"message {index}"
         if self.protocol == "run_sse":
             path = "/run_sse"
@@ -96,7 +108,11 @@ class _Conversation:
             headers = {}
         elif self.protocol == "chat":
             path = "/v1/chat/completions"
-            body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": text}]}
+            body = {
+                "model": "bench",
+                "stream": True,
+                "messages": [{"role": "user", "content": text}],
+            }
             headers = {"X-Eventide-Session-Id": self.session}
         else:
             path = "/v1/responses"
@@ -104,18 +120,124 @@ class _Conversation:
             if self.previous is not None:
                 body["previous_response_id"] = self.previous
             headers = {}
+        return path, body, headers
+
+    def turn(self, index: int) -> None:
+        """Run turn ``index`` over HTTP."""
+        path, body, headers = self.request(index)
         last = ""
         with self.client.stream("POST", path, json=body, headers=headers) as response:
             response.raise_for_status()
             for line in response.iter_lines():
                 if line.startswith("data:"):
                     last = line
+        self.after(index, last)
+
+    def after(self, index: int, last: str) -> None:
+        """Keep what the next turn needs from this one's last frame."""
         if self.protocol == "ag_ui":
             self.messages.append({"id": f"a{index}", "role": "assistant", "content": "..."})
         if self.protocol == "responses":
             self.previous = json.loads(last[5:])["response"]["id"]
         if not last:
             raise RuntimeError(f"{self.protocol}: no frame")
+
+
+class _InProcess:
+    """An httpx-like ``stream``/``post`` that hands requests to the ASGI app in this process."""
+
+    def __init__(self, api: Any) -> None:
+        self.api = api
+
+    async def call(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
+        raw = json.dumps(body).encode() if body is not None else b""
+        scope = {
+            "type": "http",
+            "http_version": "1.1",
+            "method": method,
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "scheme": "http",
+            "server": ("127.0.0.1", 80),
+            "client": ("127.0.0.1", 5000),
+            "headers": [(b"content-type", b"application/json")]
+            + [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
+        }
+        sent = False
+        status = 0
+        chunks: list[bytes] = []
+        done = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            await done.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    done.set()
+
+        await self.api(scope, receive, send)
+        return status, b"".join(chunks)
+
+
+class _AsyncConversation(_Conversation):
+    """The same turns as :class:`_Conversation`, through :class:`_InProcess`."""
+
+    async def start(self) -> None:
+        if self.protocol == "run_sse":
+            await self.client.call("POST", f"/apps/bench/users/u/sessions/{self.session}")
+
+    async def aturn(self, index: int) -> None:
+        path, body, headers = self.request(index)
+        status, data = await self.client.call("POST", path, body, headers)
+        if status != 200:
+            raise RuntimeError(f"{self.protocol}: {status} {data[:300]!r}")
+        last = [line for line in data.decode().splitlines() if line.startswith("data:")][-1]
+        self.after(index, last)
+
+
+async def _run_in_process(turns: int, rounds: int) -> dict[str, Any]:
+    api = _api()
+    client = _InProcess(api)
+    cpu: dict[str, list[float]] = {p: [] for p in PROTOCOLS}
+    for protocol in PROTOCOLS:  # warm-up: imports, first-use costs
+        warm = _AsyncConversation(client, protocol)
+        await warm.start()
+        for index in range(3):
+            await warm.aturn(index)
+    for _ in range(rounds):
+        for protocol in PROTOCOLS:
+            conversation = _AsyncConversation(client, protocol)
+            await conversation.start()
+            started = time.process_time()
+            for index in range(turns):
+                await conversation.aturn(index)
+            cpu[protocol].append((time.process_time() - started) / turns)
+    result: dict[str, Any] = {"turns_per_round": turns, "rounds": rounds, "protocols": {}}
+    for protocol in PROTOCOLS:
+        result["protocols"][protocol] = {
+            "cpu_ms_per_turn": round(statistics.median(cpu[protocol]) * 1000, 3),
+            "cpu_ratio_to_run_sse": round(
+                statistics.median(
+                    c / b for c, b in zip(cpu[protocol], cpu["run_sse"], strict=True)
+                ),
+                3,
+            ),
+        }
+    return result
 
 
 def _run(turns: int, rounds: int) -> dict[str, Any]:
@@ -164,7 +286,9 @@ def _run(turns: int, rounds: int) -> dict[str, Any]:
             "server_cpu_ms_per_turn": round(statistics.median(cpu[protocol]) * 1000, 3),
             "wall_ms_per_turn": round(statistics.median(wall[protocol]) * 1000, 3),
             "cpu_ratio_to_run_sse": round(
-                statistics.median(c / b for c, b in zip(cpu[protocol], cpu["run_sse"], strict=True)),
+                statistics.median(
+                    c / b for c, b in zip(cpu[protocol], cpu["run_sse"], strict=True)
+                ),
                 3,
             ),
             "wall_ratio_to_run_sse": round(
@@ -183,9 +307,22 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--in-process", action="store_true")
     args = parser.parse_args()
     if args.serve is not None:
         _serve(args.serve)
+        return 0
+    if args.in_process:
+        result = asyncio.run(_run_in_process(args.turns, args.rounds))
+        if args.json:
+            print(json.dumps(result, indent=2))
+            return 0
+        print(f"{'protocol':<10} {'CPU/turn':>11} {'ratio':>7}")
+        for protocol, figures in result["protocols"].items():
+            print(
+                f"{protocol:<10} {figures['cpu_ms_per_turn']:>8.3f} ms "
+                f"{figures['cpu_ratio_to_run_sse']:>7.3f}"
+            )
         return 0
     result = _run(args.turns, args.rounds)
     if args.json:

@@ -291,7 +291,8 @@ def test_hanging_up_mid_run_keeps_what_was_committed(
 
 
 @pytest.mark.parametrize(
-    "delta", ["plain", 'quotes " and \\ backslash', "line\nbreak\ttab", "é ü 漢字 🙂", "\u0001\u001f", ""]
+    "delta",
+    ["plain", 'quotes " and \\ backslash', "line\nbreak\ttab", "é ü 漢字 🙂", "\u0001\u001f", ""],
 )
 def test_content_frames_are_the_packages_encoding(delta: str) -> None:
     from ag_ui.core import TextMessageContentEvent

@@ -84,6 +84,17 @@ class ChatChunks:
         }
         self._texts = 0
         self._calls = 0
+        # A content delta's frame is this object with the delta's JSON string in the middle:
+        # written from the two halves, not by serializing the whole dict per chunk.
+        around = json.dumps(
+            {
+                **self._base,
+                "choices": [{"index": 0, "delta": {"content": "\x00"}, "finish_reason": None}],
+            },
+            ensure_ascii=False,
+        ).split('"\\u0000"')
+        self._content_head = b"data: " + around[0].encode()
+        self._content_tail = around[1].encode() + b"\n\n"
 
     def start(self, emit: Any) -> None:
         emit(self._chunk({"role": "assistant", "content": ""}))
@@ -95,7 +106,7 @@ class ChatChunks:
                     emit(self._chunk({"content": "\n\n"}))
                 self._texts += 1
             elif change == "text_delta":
-                emit(self._chunk({"content": delta}))
+                emit(self._content_head + _JSON(delta).encode() + self._content_tail)
             elif change == "call":
                 assert isinstance(item, ToolCall)
                 call = {
@@ -135,6 +146,9 @@ class ChatChunks:
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
         }
         return b"data: " + json.dumps(frame, ensure_ascii=False).encode() + b"\n\n"
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _finish_reason(output: TurnOutput) -> str:

@@ -142,17 +142,24 @@ class ResponseEvents:
                 )
             elif change == "text_delta":
                 assert isinstance(item, TurnText)
-                self._send(
-                    emit,
-                    {
-                        "type": "response.output_text.delta",
-                        "item_id": _message_id(item),
-                        "output_index": self._positions[id(item)],
-                        "content_index": 0,
-                        "delta": delta,
-                        "logprobs": [],
-                    },
+                # The most frequent frame, written directly (the same JSON _send writes).
+                emit(
+                    b"".join(
+                        (
+                            b'event: response.output_text.delta\ndata: {"type": '
+                            b'"response.output_text.delta", "item_id": ',
+                            _JSON(_message_id(item)).encode(),
+                            b', "output_index": ',
+                            str(self._positions[id(item)]).encode(),
+                            b', "content_index": 0, "delta": ',
+                            _JSON(delta).encode(),
+                            b', "logprobs": [], "sequence_number": ',
+                            str(self._sequence).encode(),
+                            b"}\n\n",
+                        )
+                    )
                 )
+                self._sequence += 1
             elif change == "text_done":
                 assert isinstance(item, TurnText)
                 self._text_done(item, emit)
@@ -247,6 +254,9 @@ class ResponseEvents:
         self._sequence += 1
         data = json.dumps(frame, ensure_ascii=False)
         emit(f"event: {frame['type']}\ndata: {data}\n\n".encode())
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _item(item: TurnText | ToolCall | ToolResult, done: bool) -> dict[str, Any]:
