@@ -176,7 +176,7 @@ async def run_ag_ui(
     return stream_turn(events, writer, inflight=inflight, label=label)
 
 
-async def _run_input(request: Request) -> tuple[RunAgentInput, list[Any]]:
+async def _run_input(request: Request) -> tuple[RunAgentInput, list[object]]:
     """The request's ``RunAgentInput``, and the messages before its last assistant message,
     as JSON.
 
@@ -192,18 +192,14 @@ async def _run_input(request: Request) -> tuple[RunAgentInput, list[Any]]:
         raise HTTPException(
             400, detail=f"The body is not JSON ({exc}): send an AG-UI RunAgentInput."
         ) from exc
-    earlier: list[Any] = []
+    earlier: list[object] = []
     if isinstance(body, dict):
         data = cast("dict[str, Any]", body)
-        messages = data.get("messages")
+        messages: object = data.get("messages")
         if isinstance(messages, list):
-            listed = cast("list[Any]", messages)
+            listed = cast("list[object]", messages)
             last = max(
-                (
-                    i
-                    for i, m in enumerate(listed)
-                    if isinstance(m, dict) and m.get("role") == "assistant"
-                ),
+                (i for i, m in enumerate(listed) if _role(m) == "assistant"),
                 default=0,
             )
             earlier = listed[:last]
@@ -220,6 +216,10 @@ async def _run_input(request: Request) -> tuple[RunAgentInput, list[Any]]:
             detail=f"The body is not an AG-UI RunAgentInput ({problems}). Send the JSON the "
             "AG-UI clients send: threadId, runId, messages (and tools, state, resume).",
         ) from exc
+
+
+def _role(message: object) -> object:
+    return cast("dict[str, Any]", message).get("role") if isinstance(message, dict) else None
 
 
 def _default_user(request: Request, run: RunAgentInput) -> str:

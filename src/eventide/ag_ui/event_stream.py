@@ -90,7 +90,7 @@ class AgUiEvents:
         state: dict[str, Any],
         messages: list[Message],
         client_tools: set[str],
-        earlier_messages: list[Any] | None = None,
+        earlier_messages: list[object] | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
