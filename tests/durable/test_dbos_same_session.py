@@ -245,3 +245,92 @@ async def test_an_invocation_recovered_after_a_later_one_finished_ends_with_an_e
         assert relay.queue.status(alpha) == "ERROR"
         assert len(await relay.log()) == len(log)
         assert [line.split()[0] for line in relay.work_lines("alpha")] == ["start"]
+
+
+async def test_answers_to_a_paused_invocation_are_followed_and_never_swallowed(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 31 (neighbouring case: A paused for the user, then B started). On the workers,
+    invocation A ("go") pauses for an approval; the approval, enqueued as C, is committed in
+    A and continues it (as in process): C's follower receives A's events from the answer to
+    the next pause. The confirmation, enqueued as D, continues A too, but D's worker is
+    SIGKILLed inside the refund; B ("go") runs in the session and pauses; then D is
+    recovered: A does not continue after B, D ends with A's error event, D's workflow is
+    ERROR, and B stays the session's latest invocation, still paused for its approval."""
+    from tests.durable.paused_app import answer_for
+
+    workers = Workers(
+        database,
+        tmp_path,
+        kill_at="refund_running",
+        env={"DURABLE_RECOVERY_GATE": str(tmp_path / "recovery-allowed")},
+    )
+    sessions = SqlSessionService(database)
+    queue = InvocationQueue(database)
+    session_id = (await sessions.create_session(app_name="paused_app", user_id="u")).id
+
+    def enqueue(message: Any) -> str:
+        return queue.enqueue(
+            app_name="paused_app", user_id="u", session_id=session_id, new_message=message
+        )
+
+    async def follow(invocation_id: str, what: str) -> list[Event]:
+        events = queue.events(
+            sessions,
+            app_name="paused_app",
+            user_id="u",
+            session_id=session_id,
+            invocation_id=invocation_id,
+        )
+        return await _within(60, _collect(events), what)
+
+    async def log() -> list[Event]:
+        session = await sessions.get_session(
+            app_name="paused_app", user_id="u", session_id=session_id
+        )
+        assert session is not None
+        return session.events
+
+    try:
+        workers.start("w1", "w2")
+        go = enqueue("go")
+        paused = await follow(go, "A pausing for the approval")
+        assert invocation_mark(paused[-1]) == ENDED
+
+        approval = enqueue(answer_for("approve", await log()))
+        answered = await follow(approval, "C's follower reaching A's next pause")
+        assert {e.invocation_id for e in answered} == {go}  # committed in A, as in process
+        assert answered[0].author == "user" and answered[0].get_function_responses()
+        assert invocation_mark(answered[-1]) == ENDED  # paused for the confirmation
+        assert queue.status(approval) == "SUCCESS"
+
+        confirmation = enqueue(answer_for("confirm", await log()))
+        follower = asyncio.create_task(follow(confirmation, "D's follower returning"))
+        await _until(workers.signal.exists, "the refund starting on a worker")
+        _, pid = workers.signal.read_text().split()
+        name = next(n for n, p in workers.processes.items() if str(p.pid) == pid)
+        workers.processes[name].send_signal(signal.SIGKILL)
+        await asyncio.to_thread(workers.processes[name].communicate, timeout=30)
+
+        later = enqueue("go")
+        assert invocation_mark((await follow(later, "B pausing"))[-1]) == ENDED
+
+        (tmp_path / "recovery-allowed").touch()
+        confirmed = await follower
+        error = _abandoned(confirmed, go)
+        assert later in (error.error_message or "")
+        assert queue.status(confirmation) == "ERROR"
+        session = await sessions.get_session(
+            app_name="paused_app", user_id="u", session_id=session_id
+        )
+        assert session is not None
+        assert latest_invocation(session) == later
+        assert invocation_status([e for e in session.events if e.invocation_id == later]) == ENDED
+    finally:
+        workers.stop()
+        queue.close()
+        await sessions.close()
+
+
+async def _collect(events: AsyncIterator[Event]) -> list[Event]:
+    return [event async for event in events]
