@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 
 T = TypeVar("T")
 # The error code of an invocation a worker recovered but could not continue.
-ABANDONED = "INVOCATION_ABANDONED"
+INTERRUPTED = "INVOCATION_INTERRUPTED"
 
 
 async def _within(seconds: float, awaitable: Awaitable[T], what: str) -> T:
@@ -51,6 +51,12 @@ async def _until(condition: Any, what: str, within: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not happen within {within} s")
         await asyncio.sleep(0.02)
+
+
+async def _settles(queue: InvocationQueue, invocation_id: str, status: str) -> None:
+    """Wait for the workflow's DBOS status to become ``status`` (a follower returns when the
+    last event is committed, a moment before the workflow records its end)."""
+    await _until(lambda: queue.status(invocation_id) == status, f"status {status}")
 
 
 class Relay:
@@ -137,11 +143,11 @@ async def _relay(database: str, tmp_path: Path) -> AsyncIterator[Relay]:
         await relay.close()
 
 
-def _abandoned(events: list[Event], invocation_id: str) -> Event:
+def _interrupted(events: list[Event], invocation_id: str) -> Event:
     """The invocation's last event, checked to be the error event that ends it."""
     last = events[-1]
     assert last.invocation_id == invocation_id
-    assert last.error_code == ABANDONED, last
+    assert last.error_code == INTERRUPTED, last
     assert invocation_mark(last) == ENDED
     assert last.content is None  # never shown to a model as part of the conversation
     return last
@@ -154,7 +160,7 @@ async def test_an_invocation_recovered_after_a_later_one_finished_ends_with_an_e
     """Issue 31 (the DBOS fault, as reported): invocation A's worker is SIGKILLed while A's
     first tool runs; B is enqueued in the same session and finishes; then A is recovered. A
     does not continue after B (its answer would follow B's, and B answered without it): it
-    ends with an error event (INVOCATION_ABANDONED, naming B and saying what to do, plus the
+    ends with an error event (INVOCATION_INTERRUPTED, naming B and saying what to do, plus the
     invocation's end marker) that both followers receive: ``InvocationQueue.events()`` returns
     and ``/run_sse`` (``--workers dbos``) ends its stream with it. A's DBOS workflow is
     ERROR, not SUCCESS; B stays the session's latest, finished invocation; A's tool did not
@@ -211,16 +217,16 @@ async def test_an_invocation_recovered_after_a_later_one_finished_ends_with_an_e
             await client.aclose()
             await services.close()
 
-        error = _abandoned(followed, alpha)
+        error = _interrupted(followed, alpha)
         assert beta in (error.error_message or "")
         assert "send" in (error.error_message or "").lower()  # says what to do
         assert [e.id for e in followed] == [
             e.id for e in await relay.log() if e.invocation_id == alpha
         ]
-        assert frames[-1]["errorCode"] == ABANDONED
+        assert frames[-1]["errorCode"] == INTERRUPTED
         assert frames[-1]["invocationId"] == alpha
         assert [f["id"] for f in frames] == [e.id for e in followed if e.author != "user"]
-        assert relay.queue.status(alpha) == "ERROR"
+        await _settles(relay.queue, alpha, "ERROR")
 
         log = await relay.log()
         session = await relay.sessions.get_session(
@@ -242,9 +248,58 @@ async def test_an_invocation_recovered_after_a_later_one_finished_ends_with_an_e
         assert relay.enqueue("alpha", invocation_id=alpha) == alpha
         again = await _within(30, relay.follow(alpha), "following A again")
         assert [e.id for e in again] == [e.id for e in followed]
-        assert relay.queue.status(alpha) == "ERROR"
+        await _settles(relay.queue, alpha, "ERROR")
         assert len(await relay.log()) == len(log)
         assert [line.split()[0] for line in relay.work_lines("alpha")] == ["start"]
+
+
+async def test_an_invocation_recovered_while_a_later_one_runs_ends_and_the_later_one_finishes(
+    database: str, tmp_path: Path
+) -> None:
+    """Issue 31 (neighbouring cases: A recovered while B still runs; A enqueued twice). A is
+    enqueued twice with one id (it runs once); its worker is SIGKILLed inside A's tool; B
+    starts in the same session and is held inside its own tool; A is recovered meanwhile:
+    it ends with the interruption event (naming B) and its workflow is ERROR, while B is
+    still running. B then finishes as if nothing happened: the interruption, committed in
+    the middle of B's events, is not a turn (B stays the latest invocation) and not part of
+    B's conversation (B's answer is right, its tool ran once)."""
+    async with _relay(database, tmp_path) as relay:
+        relay.hold("alpha")
+        relay.hold("beta")
+        relay.workers.start("w1", "w2")
+        alpha = relay.enqueue("alpha")
+        assert relay.enqueue("alpha", invocation_id=alpha) == alpha
+        await relay.kill_where_held("alpha")
+
+        beta = relay.enqueue("beta")
+        beta_follower = asyncio.create_task(relay.follow(beta))
+        try:
+            await relay.wait_running("beta")
+            relay.allow_recovery()
+            followed = await _within(60, relay.follow(alpha), "A's follower returning")
+            assert not beta_follower.done()  # B is still running
+            error = _interrupted(followed, alpha)
+            assert beta in (error.error_message or "")
+            await _settles(relay.queue, alpha, "ERROR")
+            assert relay.queue.status(beta) == "PENDING"
+
+            relay.release("beta")
+            beta_events = await _within(60, beta_follower, "B finishing")
+        finally:
+            beta_follower.cancel()
+        assert [e.text for e in beta_events if e.text] == ["beta", "did beta"]
+        assert invocation_mark(beta_events[-1]) == FINISHED
+        await _settles(relay.queue, beta, "SUCCESS")
+        log = await relay.log()
+        positions = [i for i, e in enumerate(log) if e.invocation_id == beta]
+        assert positions[0] < log.index(error) < positions[-1]  # committed in the middle of B
+        session = await relay.sessions.get_session(
+            app_name="relay", user_id="u", session_id=relay.session_id
+        )
+        assert session is not None
+        assert latest_invocation(session) == beta
+        assert [line.split()[0] for line in relay.work_lines("alpha")] == ["start"]
+        assert [line.split()[0] for line in relay.work_lines("beta")] == ["start", "end"]
 
 
 async def test_answers_to_a_paused_invocation_are_followed_and_never_swallowed(
@@ -302,7 +357,7 @@ async def test_answers_to_a_paused_invocation_are_followed_and_never_swallowed(
         assert {e.invocation_id for e in answered} == {go}  # committed in A, as in process
         assert answered[0].author == "user" and answered[0].get_function_responses()
         assert invocation_mark(answered[-1]) == ENDED  # paused for the confirmation
-        assert queue.status(approval) == "SUCCESS"
+        await _settles(queue, approval, "SUCCESS")
 
         confirmation = enqueue(answer_for("confirm", await log()))
         follower = asyncio.create_task(follow(confirmation, "D's follower returning"))
@@ -317,9 +372,9 @@ async def test_answers_to_a_paused_invocation_are_followed_and_never_swallowed(
 
         (tmp_path / "recovery-allowed").touch()
         confirmed = await follower
-        error = _abandoned(confirmed, go)
+        error = _interrupted(confirmed, go)
         assert later in (error.error_message or "")
-        assert queue.status(confirmation) == "ERROR"
+        await _settles(queue, confirmation, "ERROR")
         session = await sessions.get_session(
             app_name="paused_app", user_id="u", session_id=session_id
         )

@@ -57,7 +57,8 @@ class Workers:
     ) -> None:
         env = {
             **os.environ,
-            "PYTHONPATH": str(ROOT),
+            # This checkout's sources first (the venv's editable install may point elsewhere).
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
             "DURABLE_LEDGER": str(self.ledger),
             "DURABLE_KILL_AT": self.kill_at or "",
             "DURABLE_SIGNAL": str(self.signal),
