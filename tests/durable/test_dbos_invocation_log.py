@@ -6,6 +6,7 @@ processes killed with SIGKILL."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -268,7 +269,14 @@ async def _follow(
         invocation_id=invocation_id,
         poll_interval=0.01,
     )
-    return [event async for event in events]
+
+    async def collect() -> list[Event]:
+        return [event async for event in events]
+
+    try:  # a follower that never returns fails the test instead of hanging it
+        return await asyncio.wait_for(collect(), 20)
+    except TimeoutError:
+        raise AssertionError(f"following {invocation_id!r} never returned") from None
 
 
 async def test_the_follower_ends_with_the_interruption_and_never_waits_forever() -> None:
