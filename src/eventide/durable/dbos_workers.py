@@ -176,9 +176,14 @@ async def _run_or_resume(
     committed = workflow_events(session.events, workflow_id)
     if not committed:
         content = types.Content.model_validate(message) if isinstance(message, dict) else message
-        run_config = RunConfig(
-            streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE,
-            custom_metadata=workflow_tag(workflow_id, content) or {},
+        tag = workflow_tag(workflow_id, content)
+        run_config = (
+            RunConfig(
+                streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE,
+                custom_metadata=tag or {},
+            )
+            if stream or tag
+            else None
         )
         events = runner.run_async(
             user_id=user_id,
