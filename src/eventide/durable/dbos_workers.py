@@ -13,6 +13,9 @@ runs resumably (the worker turns ``ResumabilityConfig(is_resumable=True)`` on), 
 runs a workflow again (its worker died) it calls ``Runner.resume_async``: committed model
 responses are not requested again and committed tool responses are not re-run, the same
 guarantee DBOS steps give, without a second copy of each model and tool result in DBOS's tables.
+An invocation a later one overtook in its session while it waited for recovery is not
+continued: it ends with an interruption event and its workflow fails
+(:mod:`eventide.durable.dbos_invocation_log`).
 
 Recovery across machines: DBOS recovers a dead executor's workflows when told to (Conductor, or
 its admin API). Each worker holds a PostgreSQL advisory lock named after its executor id for
