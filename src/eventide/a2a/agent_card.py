@@ -7,8 +7,8 @@
   sub-agent's skills tagged ``sub_agent:<name>``, as google-adk's card builder does;
 - capabilities it really has: streaming (``message/stream``, ``tasks/resubscribe``); no push
   notifications and no extended card, which are not built;
-- one JSON-RPC interface (protocol version 1.0; a 0.3 client reads the same card's
-  compatibility fields and is served on the same URL);
+- one JSON-RPC endpoint, declared for protocol versions 1.0 and 0.3 (so the card also has
+  0.3's top-level ``url``, ``preferredTransport`` and ``protocolVersion`` for 0.3 clients);
 - with a bearer token, an HTTP bearer security scheme required on every call.
 """
 
@@ -99,7 +99,8 @@ def build_agent_card(
         description=description or agent.description or "An Eventide agent.",
         version=version,
         supported_interfaces=[
-            a2a_pb2.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            a2a_pb2.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=protocol)
+            for protocol in ("1.0", "0.3")
         ],
         capabilities=a2a_pb2.AgentCapabilities(
             streaming=streaming, push_notifications=False, extended_agent_card=False

@@ -112,14 +112,18 @@ class EventideRequestHandler(RequestHandler):
     async def _find(self, task_id: str, call: ServerCallContext) -> _TaskFound:
         context_id = context_of_task(task_id)
         if context_id is None:
-            raise TaskNotFoundError(message=f"No task {task_id!r} here.")
+            raise TaskNotFoundError(
+                message=f"Task {task_id!r} not found: no task of this agent has that id."
+            )
         user_id = user_for_context(context_id, call)
         session = await self.runner.session_service.get_session(
             app_name=self.runner.app_name, user_id=user_id, session_id=context_id
         )
         events = task_events(session.events, task_id) if session is not None else []
         if session is None or not events:
-            raise TaskNotFoundError(message=f"No task {task_id!r} here.")
+            raise TaskNotFoundError(
+                message=f"Task {task_id!r} not found: no task of this agent has that id."
+            )
         return _TaskFound(task_id, context_id, user_id, session, events)
 
     def _file_loader(self, user_id: str, session_id: str) -> FileLoader | None:

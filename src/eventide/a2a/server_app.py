@@ -14,6 +14,7 @@ import json
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
@@ -92,19 +93,26 @@ class A2aEndpoint:
             bearer_auth=self._bearer_auth,
         )
 
+    def card_json(self, endpoint_url: str) -> dict[str, Any]:
+        """The agent card as JSON (A2A 1.0 fields with 0.3's beside them)."""
+        return agent_card_to_dict(self.card(endpoint_url))
+
     async def serve_card(self, request: Request) -> Response:
         """GET ``<endpoint>/.well-known/agent-card.json``."""
         url = str(request.url.replace(query="", fragment=""))
         for path in CARD_PATHS:
             url = url.removesuffix(path)
-        return JSONResponse(agent_card_to_dict(self.card(url)))
+        return JSONResponse(self.card_json(url))
 
     async def serve_rpc(self, request: Request) -> Response:
         """POST ``<endpoint>``: one JSON-RPC request (a JSON answer, or an SSE stream)."""
         body = await _read_limited(request, self.max_message_bytes)
         if body is None:
             return _too_large(self.max_message_bytes)
-        return await self.dispatcher.handle_requests(_replaying(request, body))
+        response = await self.dispatcher.handle_requests(_replaying(request, body))
+        if isinstance(response, JSONResponse) and _names_streaming_method(body):
+            return _error_stream(response)
+        return response
 
     async def close(self) -> None:
         """Stop the runs this endpoint drives."""
@@ -137,6 +145,38 @@ def _replaying(request: Request, body: bytes) -> Request:
 
     replay: Receive = receive
     return Request(request.scope, replay)
+
+
+_STREAMING_METHODS = (
+    "SendStreamingMessage",
+    "SubscribeToTask",
+    "message/stream",
+    "tasks/resubscribe",
+)
+
+
+def _names_streaming_method(body: bytes) -> bool:
+    """Whether a request asked for a stream (read only when it got a JSON answer: an error)."""
+    if not any(name.encode() in body for name in _STREAMING_METHODS):
+        return False
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(request, dict) and request.get("method") in _STREAMING_METHODS
+
+
+def _error_stream(response: JSONResponse) -> Response:
+    """A streaming call refused before its stream began, answered as a stream holding the
+    error, as errors during a stream are: a streaming client reads it the same way."""
+    from sse_starlette.sse import EventSourceResponse
+
+    data = bytes(response.body).decode()
+
+    async def events() -> AsyncGenerator[dict[str, str], None]:
+        yield {"event": "error", "data": data}
+
+    return EventSourceResponse(events())
 
 
 def _too_large(limit: int) -> Response:

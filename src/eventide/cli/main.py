@@ -261,6 +261,19 @@ def _serve_options(command: Any) -> Any:
             envvar="EVENTIDE_DBOS_DB",
             help="With --workers dbos: PostgreSQL URL of the DBOS tables (default: --session-db).",
         ),
+        click.option(
+            "--a2a",
+            is_flag=True,
+            help="Also serve every app as an A2A agent at /a2a/APP (card at "
+            "/a2a/APP/.well-known/agent-card.json; needs the a2a extra).",
+        ),
+        click.option(
+            "--a2a-send-wait",
+            type=float,
+            envvar="EVENTIDE_A2A_SEND_WAIT",
+            help="With --a2a: answer a blocking message/send after this many seconds with "
+            "the task still working (default: when it ends or pauses).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -360,12 +373,24 @@ def _serve(
     log_level: str,
     workers: str,
     dbos_db: str | None,
+    a2a: bool = False,
+    a2a_send_wait: float | None = None,
 ) -> None:
     console, _ = _consoles()
     try:
         queue = _invocation_queue(workers, dbos_db, session_db)
+        a2a_options = {"a2a": a2a, "a2a_send_wait": a2a_send_wait}
         api, apps = _build_server(
-            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui, queue
+            apps_dir,
+            session_db,
+            auth_token,
+            cors,
+            trace,
+            web,
+            console,
+            adk_ui,
+            queue,
+            **a2a_options,
         )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
@@ -394,6 +419,8 @@ def _build_server(
     console: Console,
     adk_ui: Path | None = None,
     invocation_queue: Any = None,
+    a2a: bool = False,
+    a2a_send_wait: float | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -437,6 +464,8 @@ def _build_server(
         )
     for message in broken:
         console.print(Text(message, style="yellow"))
+    if a2a:
+        _check_a2a_extra()
     api = create_app(
         apps_dir=apps_dir,
         apps=apps,
@@ -446,8 +475,20 @@ def _build_server(
         web=web,
         adk_ui=adk_ui,
         invocation_queue=invocation_queue,
+        a2a=a2a,
+        a2a_send_wait=a2a_send_wait,
     )
     return api, folders
+
+
+def _check_a2a_extra() -> None:
+    """``--a2a`` needs the a2a extra; say so up front rather than on the first request."""
+    import importlib.util
+
+    if importlib.util.find_spec("a2a") is None:
+        raise UsageError(
+            "--a2a needs the A2A SDK: pip install 'eventide[a2a]' (the official a2a-sdk)."
+        )
 
 
 def _invocation_queue(workers: str, dbos_db: str | None, session_db: str | None) -> Any:

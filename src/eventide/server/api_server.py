@@ -55,6 +55,7 @@ __all__ = ["create_app"]
 logger = logging.getLogger("eventide.server")
 
 _OPEN_PATHS = ("/", "/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+_A2A_CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 # How long shutdown waits for turns that uvicorn cancelled to finish cleaning up before the
 # services they write to are closed.
 _CANCELLED_TURNS_GRACE = 5.0
@@ -79,6 +80,8 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     traces: bool = True,
     invocation_queue: InvocationQueue | None = None,
+    a2a: bool = False,
+    a2a_send_wait: float | None = None,
 ) -> FastAPI:
     """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
 
@@ -108,6 +111,11 @@ def create_app(
         invocation_queue: run ``/run`` and ``/run_sse`` turns on DBOS workers through this
             queue (``eventide.durable.dbos_workers``) instead of in this process; the
             services must use the workers' session database.
+        a2a: also serve every app as an A2A agent at ``/a2a/{app_name}``, its agent card at
+            ``/a2a/{app_name}/.well-known/agent-card.json`` (needs the ``a2a`` extra; see
+            :mod:`eventide.a2a`). The cards stay readable without the token.
+        a2a_send_wait: with ``a2a``, a blocking ``message/send`` answers after this many
+            seconds with the task still working (None: when it ends or pauses).
 
     Raises:
         AppLoadError: ``apps_dir`` is not a folder.
@@ -134,6 +142,11 @@ def create_app(
             plugins.extend(recording)
     registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=plugins)
     inflight = InflightTurns()
+    a2a_apps = None
+    if a2a:
+        from eventide.a2a.served_apps import A2aApps
+
+        a2a_apps = A2aApps(registry, bearer_auth=auth_token is not None, send_wait=a2a_send_wait)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncGenerator[None, None]:
@@ -150,6 +163,8 @@ def create_app(
         # timeout); wait for cancelled ones to unwind before closing what they write to.
         if not await inflight.wait_idle(_CANCELLED_TURNS_GRACE):
             logger.warning("%d turn(s) still unwinding at shutdown", inflight.count)
+        if a2a_apps is not None:
+            await a2a_apps.close()
         await registry.close()
         if owns_services:
             await _close_services(resolved)
@@ -212,6 +227,8 @@ def create_app(
     add_history_routes(api, registry)
     add_eval_routes(api, registry)
     add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
+    if a2a_apps is not None:
+        api.router.routes.extend(a2a_apps.routes())
     consent_file = folder / ".eventide" / "ui-config.json" if folder is not None else None
     add_telemetry_consent_routes(api, TelemetryConsent(consent_file))
 
@@ -243,6 +260,8 @@ def create_app(
             token=auth_token,
             open_paths=_OPEN_PATHS,
             open_prefixes=open_prefixes,
+            # A2A agent cards are discovery documents: they say how to authenticate.
+            open_suffixes=_A2A_CARD_PATHS if a2a else (),
         )
     if cors_origins is not None:
         from starlette.middleware.cors import CORSMiddleware
