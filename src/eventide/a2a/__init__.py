@@ -11,7 +11,8 @@ Needs the ``a2a`` extra (``pip install 'eventide[a2a]'``: the official ``a2a-sdk
 from __future__ import annotations
 
 from eventide.a2a.agent_card import build_agent_card
+from eventide.a2a.remote_agent import RemoteA2aAgent
 from eventide.a2a.request_handler import EventideRequestHandler
 from eventide.a2a.server_app import A2aEndpoint, to_a2a
 
-__all__ = ["A2aEndpoint", "EventideRequestHandler", "build_agent_card", "to_a2a"]
+__all__ = ["A2aEndpoint", "EventideRequestHandler", "RemoteA2aAgent", "build_agent_card", "to_a2a"]

@@ -50,9 +50,22 @@ def metadata_of(part: a2a_pb2.Part) -> dict[str, Any]:
     return cast("dict[str, Any]", json_format.MessageToDict(part.metadata))
 
 
+def _whole_numbers(value: Any) -> Any:
+    # protobuf's Value holds every number as a double; JSON has one number type, so a whole
+    # number goes back to an int (a tool declared with ``amount: int`` gets 40, not 40.0).
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        items = cast("dict[str, Any]", value)
+        return {key: _whole_numbers(item) for key, item in items.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(item) for item in cast("list[Any]", value)]
+    return value
+
+
 def data_of(part: a2a_pb2.Part) -> Any:
     """A data part's value as plain JSON data."""
-    return json_format.MessageToDict(part.data)
+    return _whole_numbers(json_format.MessageToDict(part.data))
 
 
 def _data_part(data: dict[str, Any], metadata: dict[str, Any]) -> a2a_pb2.Part:
