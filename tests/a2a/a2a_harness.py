@@ -73,6 +73,6 @@ def texts(task: a2a_pb2.Task) -> list[str]:
     return [part.text for artifact in task.artifacts for part in artifact.parts if part.text]
 
 
-def state_name(state: int) -> str:
+def state_name(state: a2a_pb2.TaskState) -> str:
     """``TASK_STATE_COMPLETED`` -> ``completed``."""
-    return a2a_pb2.TaskState.Name(state).removeprefix("TASK_STATE_").lower().replace("_", "-")  # type: ignore[arg-type]
+    return a2a_pb2.TaskState.Name(state).removeprefix("TASK_STATE_").lower().replace("_", "-")

@@ -114,7 +114,7 @@ async def test_a_remote_pause_is_a_local_pause_that_the_users_answer_resumes() -
         ("refund_desk", True, "!"),
         ("refund_desk", False, "Approved!"),
     ]
-    sent = model.requests[2].contents[-1].parts[0].function_response
+    sent = (model.requests[2].contents[-1].parts or [])[0].function_response
     assert sent is not None and sent.response == {"approved": True}
     # One remote task and context for the whole exchange.
     tasks = {(e.custom_metadata or {}).get("a2a:task_id") for e in first + second if not e.partial}
@@ -129,8 +129,9 @@ async def test_a_question_in_words_becomes_an_input_required_call() -> None:
 
     def answer(n: int, body: dict[str, Any]) -> Response:
         received.append(body["params"]["message"])
+        task: dict[str, Any]
         if n == 1:
-            status = {
+            status: dict[str, Any] = {
                 "state": "TASK_STATE_INPUT_REQUIRED",
                 "message": {
                     "messageId": "q",
@@ -236,6 +237,7 @@ async def test_files_from_the_remote_become_session_artifacts() -> None:
         await agent.close()
     [saved] = [e for e in events if e.actions.artifact_delta]
     assert saved.actions.artifact_delta == {"chart.png": 0}
+    assert runner.artifact_service is not None
     part = await runner.artifact_service.load_artifact(
         app_name="local", user_id="u", session_id=session, filename="chart.png"
     )

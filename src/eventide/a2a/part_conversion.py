@@ -11,6 +11,7 @@ google-adk's keys, so either runtime's client reads the other's server. A generi
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, cast
 
 from a2a.types import a2a_pb2
@@ -47,7 +48,7 @@ def metadata_of(part: a2a_pb2.Part) -> dict[str, Any]:
     """A part's metadata as a plain dict (empty when it has none)."""
     if not part.HasField("metadata"):
         return {}
-    return cast("dict[str, Any]", json_format.MessageToDict(part.metadata))
+    return json_format.MessageToDict(part.metadata)
 
 
 def _whole_numbers(value: Any) -> Any:
@@ -59,7 +60,7 @@ def _whole_numbers(value: Any) -> Any:
         items = cast("dict[str, Any]", value)
         return {key: _whole_numbers(item) for key, item in items.items()}
     if isinstance(value, list):
-        return [_whole_numbers(item) for item in cast("list[Any]", value)]
+        return [_whole_numbers(item) for item in cast("list[object]", value)]
     return value
 
 
@@ -176,10 +177,10 @@ def to_eventide_part(part: a2a_pb2.Part) -> types.Part | None:
     return None
 
 
-def to_eventide_parts(parts: Any) -> list[types.Part]:
+def to_eventide_parts(parts: Iterable[a2a_pb2.Part]) -> list[types.Part]:
     """The Eventide form of a sequence of A2A parts (empty parts are left out)."""
     converted: list[types.Part] = []
-    for part in cast("list[a2a_pb2.Part]", parts):
+    for part in parts:
         one = to_eventide_part(part)
         if one is not None:
             converted.append(one)

@@ -24,7 +24,7 @@ import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 import httpx
@@ -231,10 +231,10 @@ class RemoteA2aAgent(BaseAgent):
         for delay in (*_RETRY_DELAYS, None):
             try:
                 request = a2a_pb2.SendMessageRequest(message=outgoing)
-                async with (
-                    asyncio.timeout(self.timeout),
-                    aclosing(client.send_message(request)) as responses,
-                ):
+                stream = cast(
+                    "AsyncGenerator[a2a_pb2.StreamResponse, None]", client.send_message(request)
+                )
+                async with asyncio.timeout(self.timeout), aclosing(stream) as responses:
                     async for response in responses:
                         for event in await state.take(response):
                             yield event
@@ -309,7 +309,7 @@ class _Exchange:
             self._status(task.status)
             events: list[Event] = []
             for artifact in task.artifacts:
-                events.extend(await self._artifact(artifact, last_chunk=True, append=False))
+                events.extend(await self._artifact(artifact, last_chunk=True))
             return events
         if kind == "status_update":
             update = response.status_update
@@ -324,10 +324,8 @@ class _Exchange:
                     return [self._event(content=content, partial=True)]
             return []
         if kind == "artifact_update":
-            update = response.artifact_update
-            return await self._artifact(
-                update.artifact, last_chunk=update.last_chunk, append=update.append
-            )
+            chunk = response.artifact_update
+            return await self._artifact(chunk.artifact, last_chunk=chunk.last_chunk)
         return []
 
     def _status(self, status: a2a_pb2.TaskStatus) -> None:
@@ -335,9 +333,7 @@ class _Exchange:
         has_message = status.HasField("message") and len(status.message.parts) > 0
         self.status_message = status.message if has_message else None
 
-    async def _artifact(
-        self, artifact: a2a_pb2.Artifact, *, last_chunk: bool, append: bool
-    ) -> list[Event]:
+    async def _artifact(self, artifact: a2a_pb2.Artifact, *, last_chunk: bool) -> list[Event]:
         key = artifact.artifact_id or new_id()
         if key in self.answered:
             return []
@@ -417,7 +413,8 @@ class _Exchange:
         message = self.status_message
         parts: list[types.Part] = []
         waiting: set[str] = set()
-        for part in message.parts if message is not None else []:
+        sent: list[a2a_pb2.Part] = list(message.parts) if message is not None else []
+        for part in sent:
             converted = to_eventide_part(part)
             if converted is None:
                 continue

@@ -61,7 +61,7 @@ __all__ = ["EventideRequestHandler"]
 _DEFAULT_PAGE_SIZE = 50
 _MAX_PAGE_SIZE = 100
 _REMOTE_POLL_SECONDS = 0.25
-_STATE_WORDS = {
+_STATE_WORDS: dict[int, str] = {
     a2a_pb2.TASK_STATE_COMPLETED: "completed",
     a2a_pb2.TASK_STATE_FAILED: "failed",
     a2a_pb2.TASK_STATE_CANCELED: "canceled",

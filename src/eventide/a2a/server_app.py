@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
@@ -160,10 +160,13 @@ def _names_streaming_method(body: bytes) -> bool:
     if not any(name.encode() in body for name in _STREAMING_METHODS):
         return False
     try:
-        request = json.loads(body)
+        request: object = json.loads(body)
     except ValueError:
         return False
-    return isinstance(request, dict) and request.get("method") in _STREAMING_METHODS
+    if not isinstance(request, dict):
+        return False
+    method = cast("dict[str, object]", request).get("method")
+    return method in _STREAMING_METHODS
 
 
 def _error_stream(response: JSONResponse) -> Response:

@@ -53,7 +53,7 @@ class StreamMapper:
         self.error: str | None = None
 
     def status(
-        self, state: int, message: a2a_pb2.Message | None = None
+        self, state: a2a_pb2.TaskState, message: a2a_pb2.Message | None = None
     ) -> a2a_pb2.TaskStatusUpdateEvent:
         """A status update of the task."""
         stamp = timestamp_pb2.Timestamp()
@@ -107,9 +107,9 @@ class StreamMapper:
         if self._load_file is not None:
             for name, version in pieces.files:
                 part = await self._load_file(name, version)
-                artifact = file_artifact(name, version, part) if part is not None else None
-                if artifact is not None:
-                    updates.append(self._artifact(artifact, append=False, last_chunk=True))
+                saved = file_artifact(name, version, part) if part is not None else None
+                if saved is not None:
+                    updates.append(self._artifact(saved, append=False, last_chunk=True))
         return updates
 
     def final(self, state: str, error: str | None = None) -> a2a_pb2.TaskStatusUpdateEvent:

@@ -49,8 +49,7 @@ __all__ = [
     "task_ids_in",
 ]
 
-TaskState = a2a_pb2.TaskState
-TERMINAL_STATES: frozenset[int] = frozenset(
+TERMINAL_STATES: frozenset[a2a_pb2.TaskState] = frozenset(
     {
         a2a_pb2.TASK_STATE_COMPLETED,
         a2a_pb2.TASK_STATE_FAILED,
@@ -68,7 +67,7 @@ FileLoader = Callable[[str, int], Awaitable[types.Part | None]]
 """Loads version ``int`` of the session artifact ``str`` (None when it is gone)."""
 
 
-def state_from_name(name: str) -> int:
+def state_from_name(name: str) -> a2a_pb2.TaskState:
     """The task state a marker's ``eventide_a2a_state`` value names."""
     return _STATE_NAMES[name]
 
@@ -101,7 +100,7 @@ def task_ids_in(events: Sequence[Event]) -> list[str]:
 class TaskSnapshot:
     """Where a task stands, read from its events."""
 
-    state: int
+    state: a2a_pb2.TaskState
     pending_calls: list[types.FunctionCall] = field(default_factory=list)
     """The calls the task waits on (``input-required``), oldest first."""
     status_message: a2a_pb2.Message | None = None
@@ -111,7 +110,7 @@ class TaskSnapshot:
 
 def read_task(events: Sequence[Event]) -> TaskSnapshot:
     """The state of the task whose events (in commit order) are ``events``."""
-    terminal: int | None = None
+    terminal: a2a_pb2.TaskState | None = None
     terminal_text: str | None = None
     pending: dict[str, types.FunctionCall] = {}
     pause_event: Event | None = None

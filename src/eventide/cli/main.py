@@ -379,7 +379,6 @@ def _serve(
     console, _ = _consoles()
     try:
         queue = _invocation_queue(workers, dbos_db, session_db)
-        a2a_options = {"a2a": a2a, "a2a_send_wait": a2a_send_wait}
         api, apps = _build_server(
             apps_dir,
             session_db,
@@ -390,7 +389,8 @@ def _serve(
             console,
             adk_ui,
             queue,
-            **a2a_options,
+            a2a=a2a,
+            a2a_send_wait=a2a_send_wait,
         )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
