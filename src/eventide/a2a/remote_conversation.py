@@ -24,7 +24,7 @@ from a2a.types import a2a_pb2
 from eventide import types
 from eventide.a2a.part_conversion import to_a2a_parts
 from eventide.events import Event
-from eventide.protocol import USER_AUTHOR
+from eventide.protocol import TRANSFER_TO_AGENT, USER_AUTHOR
 
 __all__ = [
     "CONTEXT_ID_KEY",
@@ -68,10 +68,12 @@ def _answer_parts(
 
 
 def _as_context(event: Event) -> list[types.Part]:
-    """Another agent's event, as text the remote reads as context."""
+    """Another agent's event, as text the remote reads as context (transfers, which only
+    route the conversation here, are left out)."""
     parts: list[types.Part] = []
     for part in (event.content.parts or []) if event.content else []:
-        if part.thought:
+        routing = part.function_call or part.function_response
+        if part.thought or (routing is not None and routing.name == TRANSFER_TO_AGENT):
             continue
         if part.text:
             parts.append(types.Part(text=f"[{event.author}] said: {part.text}"))
