@@ -136,6 +136,11 @@ class RemoteA2aAgent(BaseAgent):
             return interfaces[0].url if interfaces else self.agent_card.name
         return str(self.agent_card)
 
+    @property
+    def graph_detail(self) -> str:
+        """What the agent graph (``eventide web``) shows under the agent's name."""
+        return f"A2A: {self.source}"
+
     def _http(self) -> httpx.AsyncClient:
         if isinstance(self.httpx_client, httpx.AsyncClient):
             return self.httpx_client
