@@ -136,13 +136,17 @@ async def _wait_card(port: int, proc: subprocess.Popen[bytes], limit_s: float = 
     raise RuntimeError("the server did not start")
 
 
+def _spawn(command: list[str], env: dict[str, str], log: Any) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+
+
 async def _side(framework: str, python: str, clients: int, requests: int) -> dict[str, Any]:
     port = _free_port()
     paths = [str(ROOT)] if framework == "adk" else [str(ROOT / "src"), str(ROOT)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONWARNINGS": "ignore"}
     with tempfile.TemporaryFile() as log:
         command = [python, "-m", "benchmarks.a2a_bench_server", framework, str(port)]
-        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+        proc = _spawn(command, env, log)
         try:
             try:
                 await _wait_card(port, proc)
@@ -167,7 +171,7 @@ async def _side(framework: str, python: str, clients: int, requests: int) -> dic
                 "p50_ms": round(_pct(tally.latencies, 0.5) * 1000, 2),
                 "p99_ms": round(_pct(tally.latencies, 0.99) * 1000, 2),
                 "errors": len(tally.errors) + len(warm.errors),
-                "first_error": (tally.errors or warm.errors or [None])[0],
+                "first_error": next(iter(tally.errors + warm.errors), None),
                 "server_cpu_ms_per_round_trip": round(cpu / max(done, 1) * 1000, 3),
                 "peak_rss_mb": _peak_rss_mb(proc.pid),
             }

@@ -19,8 +19,8 @@ import pytest
 from eventide import Runner
 from eventide.apps.demo_model import prepare_models
 from eventide.apps.loader import load_app
-from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.server.agent_graph import build_agent_graph
+from eventide.sessions.in_memory_session_service import InMemorySessionService
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIR = ROOT / "examples" / "a2a_pair"
