@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     for framework, runs in samples.items():
         summary[framework] = {
-            key: statistics.median(r[key] for r in runs)
+            key: round(statistics.median(r[key] for r in runs), 2)
             for key in ("per_second", "p50_ms", "p99_ms", "server_cpu_ms_per_round_trip")
         } | {"errors": sum(r["errors"] for r in runs)}
     if "adk" in summary:
