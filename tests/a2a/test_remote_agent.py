@@ -399,3 +399,54 @@ def test_an_empty_card_source_is_refused() -> None:
 
 def test_the_input_required_call_name_is_stable() -> None:
     assert INPUT_REQUIRED_FUNCTION == "eventide_a2a_input_required"
+
+
+@pytest.mark.parametrize("resumable", [False, True])
+async def test_a_remote_pause_under_a_parent_is_resumed_in_either_kind_of_app(
+    resumable: bool,
+) -> None:
+    """Under a parent that transferred to it, the user's answer reaches the remote agent:
+    by routing (a new invocation), or by resuming the paused invocation (a resumable app,
+    where the agent reads the task to continue from its own events)."""
+    from eventide import App, InMemorySessionService, ResumabilityConfig, Runner
+
+    model = ScriptedModel(
+        responses=[tool_call_response(("ask_manager", {"amount": 9})), "Asked.", "Approved!"]
+    )
+    remote = LlmAgent(name="refunds", model=model, tools=[LongRunningFunctionTool(ask_manager)])
+    async with serving(to_a2a(remote)) as url:
+        desk = RemoteA2aAgent(name="refund_desk", agent_card=url + CARD)
+        transfer = tool_call_response(("transfer_to_agent", {"agent_name": "refund_desk"}))
+        root = LlmAgent(name="root", model=ScriptedModel(responses=[transfer]), sub_agents=[desk])
+        config = ResumabilityConfig(is_resumable=True) if resumable else None
+        app = App(name="local", root_agent=root, resumability_config=config)
+        runner = Runner(app=app, session_service=InMemorySessionService())
+        session = await runner.session_service.create_session(app_name="local", user_id="u")
+        first = [
+            e
+            async for e in runner.run_async(
+                user_id="u", session_id=session.id, new_message="Refund 9"
+            )
+        ]
+        [pause] = [e for e in first if e.long_running_tool_ids]
+        [call] = pause.get_function_calls()
+        answer = types.Content(
+            role="user",
+            parts=[
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        id=call.id, name=call.name, response={"approved": True}
+                    )
+                )
+            ],
+        )
+        second = [
+            e
+            async for e in runner.run_async(user_id="u", session_id=session.id, new_message=answer)
+        ]
+        await runner.close()
+    answers = [e.text for e in second if e.author == "refund_desk" and e.text]
+    assert answers == ["Approved!"]
+    assert not [e for e in second if e.error_message]
+    if resumable:  # the answer went on in the paused invocation
+        assert {e.invocation_id for e in second} == {pause.invocation_id}

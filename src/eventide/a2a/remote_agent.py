@@ -24,7 +24,7 @@ import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 from urllib.parse import urlparse
 
 import httpx
@@ -93,6 +93,10 @@ class RemoteA2aAgent(BaseAgent):
         >>> helper.name
         'facts'
     """
+
+    resumes_from_log: ClassVar[bool] = True
+    """In a resumable app, an invocation paused on this agent goes on by running it again:
+    it reads the remote task to continue from its own events (see ``durable.agents``)."""
 
     agent_card: Any
     timeout: float = DEFAULT_TIMEOUT
