@@ -75,4 +75,5 @@ def texts(task: a2a_pb2.Task) -> list[str]:
 
 def state_name(state: a2a_pb2.TaskState) -> str:
     """``TASK_STATE_COMPLETED`` -> ``completed``."""
-    return a2a_pb2.TaskState.Name(state).removeprefix("TASK_STATE_").lower().replace("_", "-")
+    name: str = a2a_pb2.TaskState.Name(state)
+    return name.removeprefix("TASK_STATE_").lower().replace("_", "-")

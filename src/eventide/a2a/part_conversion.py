@@ -48,7 +48,8 @@ def metadata_of(part: a2a_pb2.Part) -> dict[str, Any]:
     """A part's metadata as a plain dict (empty when it has none)."""
     if not part.HasField("metadata"):
         return {}
-    return json_format.MessageToDict(part.metadata)
+    metadata: dict[str, Any] = json_format.MessageToDict(part.metadata)
+    return metadata
 
 
 def _whole_numbers(value: Any) -> Any:

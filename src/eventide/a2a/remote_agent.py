@@ -175,8 +175,9 @@ class RemoteA2aAgent(BaseAgent):
                     await asyncio.sleep(delay)
         try:
             raw = await asyncio.to_thread(Path(text).read_text, encoding="utf-8")
-            data = json.loads(raw)
-            return json_format.ParseDict(data, a2a_pb2.AgentCard(), ignore_unknown_fields=True)
+            card = a2a_pb2.AgentCard()
+            json_format.ParseDict(json.loads(raw), card, ignore_unknown_fields=True)
+            return card
         except (OSError, ValueError, json_format.ParseError) as exc:
             raise _CardError(str(exc)) from exc
         raise AssertionError("unreachable")  # pragma: no cover

@@ -206,8 +206,11 @@ def _load_card(agent_card: a2a_pb2.AgentCard | str | Path | None) -> a2a_pb2.Age
         return agent_card
     path = Path(agent_card)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return json_format.ParseDict(data, a2a_pb2.AgentCard(), ignore_unknown_fields=True)
+        card = a2a_pb2.AgentCard()
+        json_format.ParseDict(
+            json.loads(path.read_text(encoding="utf-8")), card, ignore_unknown_fields=True
+        )
+        return card
     except (OSError, ValueError, json_format.ParseError) as exc:
         raise UsageError(
             f"Cannot read the agent card {str(path)!r}: {exc}. Pass an A2A agent card (JSON) "
