@@ -262,6 +262,18 @@ def _serve_options(command: Any) -> Any:
             help="With --workers dbos: PostgreSQL URL of the DBOS tables (default: --session-db).",
         ),
         click.option(
+            "--openai",
+            is_flag=True,
+            help="Also serve the OpenAI-compatible /v1/chat/completions, /v1/responses and "
+            "/v1/models (a model is an app).",
+        ),
+        click.option(
+            "--ag-ui",
+            "ag_ui",
+            is_flag=True,
+            help="Also serve AG-UI at POST /ag-ui/APP (needs the ag-ui extra).",
+        ),
+        click.option(
             "--a2a",
             is_flag=True,
             help="Also serve every app as an A2A agent at /a2a/APP (card at "
@@ -334,6 +346,47 @@ def api_server(**kwargs: Any) -> None:
     _serve(web=False, adk_ui=None, **kwargs)
 
 
+@cli.command("mcp-server", epilog=_EPILOG)
+@click.argument("apps_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+@click.option(
+    "--http",
+    "http_port",
+    type=int,
+    metavar="PORT",
+    help="Serve streamable HTTP on this port (MCP at http://HOST:PORT/mcp) instead of stdio.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface, with --http.")
+@click.option(
+    "--session-db",
+    envvar="EVENTIDE_SESSION_DB",
+    help="Database URL for sessions. Default: SQLite in APPS_DIR/.eventide/sessions.db.",
+)
+@click.option(
+    "--user", "user_id", default="mcp", show_default=True, help="The user the sessions belong to."
+)
+def mcp_server(
+    apps_dir: Path, http_port: int | None, host: str, session_db: str | None, user_id: str
+) -> None:
+    """Serve the apps in APPS_DIR as MCP tools: each app's root agent is a tool taking a
+    request and an optional session_id; artifacts are resources. Stdio by default (for
+    Claude Desktop, IDEs), streamable HTTP with --http."""
+    from eventide.cli.mcp_server_command import run_mcp_server
+
+    try:
+        run_mcp_server(
+            apps_dir=apps_dir,
+            http_port=http_port,
+            host=host,
+            session_db=session_db,
+            user_id=user_id,
+        )
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    except KeyboardInterrupt:
+        pass
+    sys.exit(EXIT_OK)
+
+
 @cli.command(epilog=_EPILOG)
 @_serve_options
 @click.option(
@@ -373,6 +426,8 @@ def _serve(
     log_level: str,
     workers: str,
     dbos_db: str | None,
+    openai: bool,
+    ag_ui: bool,
     a2a: bool = False,
     a2a_send_wait: float | None = None,
 ) -> None:
@@ -389,6 +444,8 @@ def _serve(
             console,
             adk_ui,
             queue,
+            openai=openai,
+            ag_ui=ag_ui,
             a2a=a2a,
             a2a_send_wait=a2a_send_wait,
         )
@@ -419,6 +476,9 @@ def _build_server(
     console: Console,
     adk_ui: Path | None = None,
     invocation_queue: Any = None,
+    *,
+    openai: bool = False,
+    ag_ui: bool = False,
     a2a: bool = False,
     a2a_send_wait: float | None = None,
 ) -> tuple[Any, dict[str, Any]]:
@@ -475,6 +535,8 @@ def _build_server(
         web=web,
         adk_ui=adk_ui,
         invocation_queue=invocation_queue,
+        openai=openai,
+        ag_ui=ag_ui,
         a2a=a2a,
         a2a_send_wait=a2a_send_wait,
     )
