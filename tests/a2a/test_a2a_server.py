@@ -345,3 +345,21 @@ async def test_context_ids_are_sessions_shared_by_tasks() -> None:
     assert first.task.id != second.task.id
     seen = [p.text for c in model.requests[1].contents for p in c.parts or [] if p.text]
     assert seen == ["I am Ada", "Nice to meet you.", "Who am I?"]
+
+
+async def test_a2a_0_3_clients_are_served_on_the_same_endpoint() -> None:
+    """A request without ``A2A-Version`` is A2A 0.3 (3.6.2): its method names and shapes
+    (``message/send``, ``kind`` discriminators, lower-case states) are served too."""
+    import httpx
+
+    agent = LlmAgent(name="echo", model=ScriptedModel(responses=["Hi there."]))
+    async with serving(to_a2a(agent)) as url, httpx.AsyncClient() as http:
+        part = {"kind": "text", "text": "hi"}
+        message = {"kind": "message", "messageId": "m1", "role": "user", "parts": [part]}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+        sent = (await http.post(url + "/", json=body)).json()["result"]
+        body = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": sent["id"]}}
+        read = (await http.post(url + "/", json=body)).json()["result"]
+    assert sent["kind"] == "task"
+    assert sent["status"]["state"] == read["status"]["state"] == "completed"
+    assert sent["artifacts"][0]["parts"] == [{"kind": "text", "text": "Hi there."}]
