@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import IN_CI
@@ -83,3 +90,76 @@ def tck_copy(source: Path) -> Path:
         ignore=shutil.ignore_patterns("reports", ".pytest_cache", "__pycache__", "*.pyc"),
     )
     return target
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def api_server(apps_dir: Path, log: Path, *options: str) -> Iterator[str]:
+    """``eventide api-server APPS_DIR --a2a OPTIONS`` on a fresh in-memory database; yields
+    the base URL once the host's agent card answers."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    command = [
+        sys.executable, "-m", "eventide.cli", "api-server", str(apps_dir), "--a2a",
+        "--session-db", "memory:", "--port", str(port), "--log-level", "warning", *options,
+    ]  # fmt: skip
+    with open(log, "wb") as sink:
+        server = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://localhost:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the server did not start: {log.read_text()[-2000:]}")
+            try:
+                if httpx.get(url + "/.well-known/agent-card.json", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+MANDATORY_MARKERS = ("mandatory", "mandatory_protocol", "mandatory_jsonrpc")
+
+
+def run_tck(python: Path, tck: Path, sut: str, tests: str, *markers: str) -> dict[str, str]:
+    """Run the TCK's pytest on ``tests`` against ``sut`` (the agent's JSON-RPC URL); the
+    outcome of each test (``passed``, ``failed``, ``skipped``) by name."""
+    report = tck / f"report-{len(list(tck.glob('report-*')))}.xml"
+    command = [
+        str(python), "-m", "pytest", tests, f"--sut-url={sut}", "--test-scope=all",
+        f"--junitxml={report}", "-q", "-p", "no:cacheprovider",
+    ]  # fmt: skip
+    if markers:
+        command += ["-m", " or ".join(markers)]
+    env = {
+        **os.environ,
+        "TCK_STREAMING_TIMEOUT": "2.0",
+        "A2A_AUTH_HEADERS": json.dumps({"A2A-Version": "1.0"}),
+    }
+    env.pop("PYTHONPATH", None)
+    subprocess.run(command, cwd=tck, env=env, capture_output=True, timeout=900)
+    outcomes: dict[str, str] = {}
+    for case in ET.parse(report).iter("testcase"):
+        name = case.get("name", "")
+        if case.find("failure") is not None or case.find("error") is not None:
+            outcomes[name] = "failed"
+        elif case.find("skipped") is not None:
+            outcomes[name] = "skipped"
+        else:
+            outcomes[name] = "passed"
+    return outcomes
