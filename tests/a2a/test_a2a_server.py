@@ -363,3 +363,41 @@ async def test_a2a_0_3_clients_are_served_on_the_same_endpoint() -> None:
     assert sent["kind"] == "task"
     assert sent["status"]["state"] == read["status"]["state"] == "completed"
     assert sent["artifacts"][0]["parts"] == [{"kind": "text", "text": "Hi there."}]
+
+
+async def test_a_paused_task_is_canceled_by_its_marker() -> None:
+    """CancelTask on an input-required task (no invocation runs it) commits the canceled
+    marker; a reply to it is then refused (3.1.1: terminal tasks take no messages)."""
+    model = ScriptedModel(responses=[tool_call_response(("ask_manager", {"amount": 1})), "Asked."])
+    agent = LlmAgent(name="refunds", model=model, tools=[LongRunningFunctionTool(ask_manager)])
+    async with serving(to_a2a(agent)) as url, a2a_client(url) as (client, _):
+        [first] = await send(client, user_message("Refund 1"))
+        assert state_name(first.task.status.state) == "input-required"
+        canceled = await client.cancel_task(a2a_pb2.CancelTaskRequest(id=first.task.id))
+        with pytest.raises(Exception, match="canceled and takes no more messages"):
+            await send(client, user_message("approved", task_id=first.task.id))
+    assert state_name(canceled.status.state) == "canceled"
+    assert model.calls == 2  # the reply never reached the agent
+
+
+async def test_a_cancel_from_another_server_is_read_by_every_server(tmp_path: Path) -> None:
+    """Two servers on one database: the task runs on the first, the second cancels it
+    (the marker), and both then answer canceled."""
+    model = _SlowModel(responses=["never"])
+    model.started = asyncio.Event()
+    running = to_a2a(
+        LlmAgent(name="slow", model=model),
+        session_service=sqlite_sessions(tmp_path),
+        send_wait=0.05,
+    )
+    other = to_a2a(
+        LlmAgent(name="slow", model=ScriptedModel()), session_service=sqlite_sessions(tmp_path)
+    )
+    async with serving(running) as first_url, serving(other) as second_url:
+        async with a2a_client(first_url) as (first, _), a2a_client(second_url) as (second, _):
+            [sent] = await send(first, user_message("Take your time"))
+            await model.started.wait()
+            canceled = await second.cancel_task(a2a_pb2.CancelTaskRequest(id=sent.task.id))
+            seen_by_first = await first.get_task(a2a_pb2.GetTaskRequest(id=sent.task.id))
+    assert state_name(canceled.status.state) == "canceled"
+    assert state_name(seen_by_first.status.state) == "canceled"

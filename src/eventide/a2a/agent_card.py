@@ -66,12 +66,10 @@ def _skills(agent: BaseAgent) -> list[a2a_pb2.AgentSkill]:
             if skill is not None:
                 skills.append(skill)
     for sub in agent.sub_agents:
+        # Ids stay as they are (agent names are unique in a tree); tags say the path.
         for skill in _skills(sub):
-            tagged = a2a_pb2.AgentSkill()
-            tagged.CopyFrom(skill)
-            tagged.id = f"{sub.name}-{skill.id}" if skill.id != sub.name else skill.id
-            tagged.tags.insert(0, f"sub_agent:{sub.name}")
-            skills.append(tagged)
+            skill.tags.insert(0, f"sub_agent:{sub.name}")
+            skills.append(skill)
     return skills
 
 
