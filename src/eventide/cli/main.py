@@ -273,6 +273,19 @@ def _serve_options(command: Any) -> Any:
             is_flag=True,
             help="Also serve AG-UI at POST /ag-ui/APP (needs the ag-ui extra).",
         ),
+        click.option(
+            "--a2a",
+            is_flag=True,
+            help="Also serve every app as an A2A agent at /a2a/APP (card at "
+            "/a2a/APP/.well-known/agent-card.json; needs the a2a extra).",
+        ),
+        click.option(
+            "--a2a-send-wait",
+            type=float,
+            envvar="EVENTIDE_A2A_SEND_WAIT",
+            help="With --a2a: answer a blocking message/send after this many seconds with "
+            "the task still working (default: when it ends or pauses).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -415,6 +428,8 @@ def _serve(
     dbos_db: str | None,
     openai: bool,
     ag_ui: bool,
+    a2a: bool = False,
+    a2a_send_wait: float | None = None,
 ) -> None:
     console, _ = _consoles()
     try:
@@ -431,6 +446,8 @@ def _serve(
             queue,
             openai=openai,
             ag_ui=ag_ui,
+            a2a=a2a,
+            a2a_send_wait=a2a_send_wait,
         )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
@@ -462,6 +479,8 @@ def _build_server(
     *,
     openai: bool = False,
     ag_ui: bool = False,
+    a2a: bool = False,
+    a2a_send_wait: float | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -505,6 +524,8 @@ def _build_server(
         )
     for message in broken:
         console.print(Text(message, style="yellow"))
+    if a2a:
+        _check_a2a_extra()
     api = create_app(
         apps_dir=apps_dir,
         apps=apps,
@@ -516,8 +537,20 @@ def _build_server(
         invocation_queue=invocation_queue,
         openai=openai,
         ag_ui=ag_ui,
+        a2a=a2a,
+        a2a_send_wait=a2a_send_wait,
     )
     return api, folders
+
+
+def _check_a2a_extra() -> None:
+    """``--a2a`` needs the a2a extra; say so up front rather than on the first request."""
+    import importlib.util
+
+    if importlib.util.find_spec("a2a") is None:
+        raise UsageError(
+            "--a2a needs the A2A SDK: pip install 'eventide[a2a]' (the official a2a-sdk)."
+        )
 
 
 def _invocation_queue(workers: str, dbos_db: str | None, session_db: str | None) -> Any:

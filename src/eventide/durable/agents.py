@@ -174,6 +174,10 @@ def _resumed(
         return resume_llm_agent(agent, ctx, scope, progress)
     if not any(e.content is not None or not e.actions.is_empty() for _, e in progress.events):
         return agent._run_async_impl(ctx)
+    if getattr(agent, "resumes_from_log", False) is True:
+        # The agent reads where it is from the session's events itself (RemoteA2aAgent:
+        # the remote task its last event names): running it again continues it.
+        return agent._run_async_impl(ctx)
     raise ResumeError(
         f"Agent {agent.name!r} ({type(agent).__name__}) had started when invocation "
         f"{ctx.invocation_id} stopped, and a custom agent's position cannot be read from the "

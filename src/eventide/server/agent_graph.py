@@ -42,12 +42,14 @@ _NO_DOT = (
 @dataclass(slots=True, frozen=True)
 class GraphNode:
     """An agent, tool or toolset. ``id`` is unique in the graph; ``kind`` is ``agent``,
-    ``tool`` or ``toolset``; ``type`` is the class name."""
+    ``tool`` or ``toolset``; ``type`` is the class name; ``detail`` is what an agent says
+    about itself in the graph (its ``graph_detail``: a remote A2A agent's URL)."""
 
     id: str
     label: str
     kind: str
     type: str
+    detail: str = ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -93,7 +95,9 @@ class AgentGraph:
         for node in self.nodes:
             shape = "ellipse" if node.kind == "agent" else "box"
             if node.kind == "agent" and node.type != "LlmAgent":
-                label = f"{node.label}\n({node.type})"  # a workflow agent
+                label = f"{node.label}\n({node.type})"  # a workflow or remote agent
+                if node.detail:
+                    label += f"\n{node.detail}"
             else:
                 icon = {"agent": "🤖", "tool": "🔧", "toolset": "🧰"}[node.kind]
                 label = f"{icon} {node.label}"
@@ -137,7 +141,16 @@ def _add_agent(graph: AgentGraph, agent: BaseAgent, seen: set[str]) -> None:
     if agent.name in seen:
         return
     seen.add(agent.name)
-    graph.nodes.append(GraphNode(agent.name, agent.name, "agent", type(agent).__name__))
+    detail = getattr(agent, "graph_detail", "")
+    graph.nodes.append(
+        GraphNode(
+            agent.name,
+            agent.name,
+            "agent",
+            type(agent).__name__,
+            detail if isinstance(detail, str) else "",
+        )
+    )
     subs = agent.sub_agents
     for sub in subs:
         _add_agent(graph, sub, seen)

@@ -56,6 +56,7 @@ __all__ = ["create_app"]
 logger = logging.getLogger("eventide.server")
 
 _OPEN_PATHS = ("/", "/health", "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+_A2A_CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 # How long shutdown waits for turns that uvicorn cancelled to finish cleaning up before the
 # services they write to are closed.
 _CANCELLED_TURNS_GRACE = 5.0
@@ -82,6 +83,8 @@ def create_app(
     invocation_queue: InvocationQueue | None = None,
     openai: bool = False,
     ag_ui: bool = False,
+    a2a: bool = False,
+    a2a_send_wait: float | None = None,
 ) -> FastAPI:
     """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
 
@@ -114,6 +117,11 @@ def create_app(
         openai: also serve the OpenAI-compatible ``/v1/chat/completions``,
             ``/v1/responses`` and ``/v1/models`` (see :mod:`eventide.openai_compat`).
         ag_ui: also serve ``POST /ag-ui/{app_name}`` (see :mod:`eventide.ag_ui`).
+        a2a: also serve every app as an A2A agent at ``/a2a/{app_name}``, its agent card at
+            ``/a2a/{app_name}/.well-known/agent-card.json`` (needs the ``a2a`` extra; see
+            :mod:`eventide.a2a`). The cards stay readable without the token.
+        a2a_send_wait: with ``a2a``, a blocking ``message/send`` answers after this many
+            seconds with the task still working (None: when it ends or pauses).
 
     Raises:
         AppLoadError: ``apps_dir`` is not a folder.
@@ -140,6 +148,11 @@ def create_app(
             plugins.extend(recording)
     registry = AppRegistry(services=resolved, apps_dir=folder, apps=apps, plugins=plugins)
     inflight = InflightTurns()
+    a2a_apps = None
+    if a2a:
+        from eventide.a2a.served_apps import A2aApps
+
+        a2a_apps = A2aApps(registry, bearer_auth=auth_token is not None, send_wait=a2a_send_wait)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncGenerator[None, None]:
@@ -156,6 +169,8 @@ def create_app(
         # timeout); wait for cancelled ones to unwind before closing what they write to.
         if not await inflight.wait_idle(_CANCELLED_TURNS_GRACE):
             logger.warning("%d turn(s) still unwinding at shutdown", inflight.count)
+        if a2a_apps is not None:
+            await a2a_apps.close()
         await registry.close()
         if owns_services:
             await _close_services(resolved)
@@ -218,6 +233,8 @@ def create_app(
     add_history_routes(api, registry)
     add_eval_routes(api, registry)
     add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
+    if a2a_apps is not None:
+        api.router.routes.extend(a2a_apps.routes())
     consent_file = folder / ".eventide" / "ui-config.json" if folder is not None else None
     add_telemetry_consent_routes(api, TelemetryConsent(consent_file))
     # Protocol adapters: loaded only when asked for (their packages are optional).
@@ -267,6 +284,8 @@ def create_app(
             token=auth_token,
             open_paths=_OPEN_PATHS,
             open_prefixes=open_prefixes,
+            # A2A agent cards are discovery documents: they say how to authenticate.
+            open_suffixes=_A2A_CARD_PATHS if a2a else (),
         )
     if cors_origins is not None:
         from starlette.middleware.cors import CORSMiddleware

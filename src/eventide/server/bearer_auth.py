@@ -25,6 +25,8 @@ class BearerAuthMiddleware:
         token: the token clients must present.
         open_paths: exact paths served without a token.
         open_prefixes: path prefixes served without a token.
+        open_suffixes: path endings served without a token (an A2A agent's card under
+            each ``/a2a/{app}``).
     """
 
     def __init__(
@@ -34,6 +36,7 @@ class BearerAuthMiddleware:
         token: str,
         open_paths: Iterable[str] = (),
         open_prefixes: Iterable[str] = (),
+        open_suffixes: Iterable[str] = (),
     ) -> None:
         if not token:
             raise ValueError("auth token must not be empty; pass None to turn auth off")
@@ -41,6 +44,7 @@ class BearerAuthMiddleware:
         self._expected = f"Bearer {token}".encode()
         self._open_paths = frozenset(open_paths)
         self._open_prefixes = tuple(open_prefixes)
+        self._open_suffixes = tuple(open_suffixes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -74,7 +78,11 @@ class BearerAuthMiddleware:
         if scope.get("method") == "OPTIONS":
             return True  # CORS preflights carry no credentials by design
         path: str = scope["path"]
-        return path in self._open_paths or path.startswith(self._open_prefixes)
+        return (
+            path in self._open_paths
+            or path.startswith(self._open_prefixes)
+            or (bool(self._open_suffixes) and path.endswith(self._open_suffixes))
+        )
 
     def _authorized(self, scope: Scope) -> bool:
         for name, value in scope["headers"]:
