@@ -16,7 +16,7 @@
     │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
     │   ├── AppLoadError                    an agent app that cannot be found or imported
     │   ├── AppNotFoundError (LookupError)  the server serves no app by that name
-    │   ├── ProtocolInputError              an AG-UI/OpenAI request its protocol refuses
+    │   ├── ProtocolInputError              an AG-UI/OpenAI/A2A request its protocol refuses
     │   └── evals: UnknownMetricError, UnknownEvalCaseError / UnknownEvalSetError /
     │       UnknownEvalResultError (LookupError), EvalSetExistsError, InvalidEvalFileError
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
@@ -188,7 +188,7 @@ class AppNotFoundError(UsageError, LookupError):
 
 
 class ProtocolInputError(UsageError):
-    """A request to a protocol adapter (AG-UI, the OpenAI-compatible endpoints) that its
+    """A request to a protocol adapter (AG-UI, the OpenAI-compatible endpoints, A2A) that its
     protocol refuses; the adapter answers it in the protocol's own error shape.
 
     Attributes:

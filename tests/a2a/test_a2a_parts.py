@@ -10,9 +10,10 @@ from a2a.types import a2a_pb2
 
 from eventide import AgentTool, LlmAgent, SequentialAgent, types
 from eventide.a2a import build_agent_card
-from eventide.a2a.input_answers import UnanswerableInputError, answers_for
+from eventide.a2a.input_answers import answers_for
 from eventide.a2a.part_conversion import to_a2a_part, to_eventide_part
 from eventide.a2a.task_ids import context_of_task, new_task_id, user_for_context
+from eventide.errors import ProtocolInputError
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
 from eventide.testing import ScriptedModel
 
@@ -90,7 +91,7 @@ def test_a_json_reply_is_each_calls_response_and_function_responses_pass_through
 
 
 def test_text_cannot_answer_a_credential_request() -> None:
-    with pytest.raises(UnanswerableInputError, match="auth_config"):
+    with pytest.raises(ProtocolInputError, match="auth_config"):
         answers_for([_call(REQUEST_CREDENTIAL_FUNCTION)], _reply("my-api-key"))
 
 

@@ -12,7 +12,7 @@ the JavaScript SDK, a person typing) sends a message, which answers every pendin
   a yes (``yes``, ``y``, ``ok``, ``confirm``, ``approve``, ``true``...) and declined otherwise,
   and a long-running tool's response is ``{"result": <the text>}``;
 - a credential request needs the auth config with the credential filled in: text alone
-  cannot answer it (:class:`UnanswerableInputError`).
+  cannot answer it (:class:`~eventide.errors.ProtocolInputError`).
 """
 
 from __future__ import annotations
@@ -21,17 +21,14 @@ import json
 from typing import Any, cast
 
 from eventide import types
+from eventide.errors import ProtocolInputError
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION
 
-__all__ = ["UnanswerableInputError", "answers_for"]
+__all__ = ["answers_for"]
 
 _YES = frozenset(
     {"yes", "y", "ok", "okay", "sure", "confirm", "confirmed", "approve", "approved", "true"}
 )
-
-
-class UnanswerableInputError(ValueError):
-    """The reply cannot answer what the task waits for (the message says what would)."""
 
 
 def _as_object(text: str) -> dict[str, Any] | None:
@@ -49,7 +46,7 @@ def answers_for(pending: list[types.FunctionCall], reply: types.Content) -> type
     """The user message that answers ``pending`` with ``reply``.
 
     Raises:
-        UnanswerableInputError: a credential request answered with text that is not an
+        ProtocolInputError: a credential request answered with text that is not an
             auth config.
     """
     parts = reply.parts or []
@@ -62,7 +59,7 @@ def answers_for(pending: list[types.FunctionCall], reply: types.Content) -> type
         if data is not None:
             response = dict(data)
         elif call.name == REQUEST_CREDENTIAL_FUNCTION:
-            raise UnanswerableInputError(
+            raise ProtocolInputError(
                 "This task waits for a credential: answer with a data part (or JSON text) "
                 "holding the requested auth_config with exchanged_auth_credential filled in."
             )

@@ -30,7 +30,7 @@ from a2a.utils.errors import (
 from a2a.utils.proto_utils import validate_proto_required_fields
 
 from eventide import types
-from eventide.a2a.input_answers import UnanswerableInputError, answers_for
+from eventide.a2a.input_answers import answers_for
 from eventide.a2a.part_conversion import to_eventide_parts
 from eventide.a2a.stream_mapping import StreamMapper
 from eventide.a2a.task_ids import (
@@ -50,7 +50,7 @@ from eventide.a2a.task_log import (
     task_ids_in,
 )
 from eventide.a2a.task_runs import RunEnd, TaskRun, TaskRuns
-from eventide.errors import UsageError
+from eventide.errors import ProtocolInputError, UsageError
 from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import Runner
@@ -260,7 +260,7 @@ class EventideRequestHandler(RequestHandler):
             if snapshot.pending_calls:
                 try:
                     content = answers_for(snapshot.pending_calls, content)
-                except UnanswerableInputError as exc:
+                except ProtocolInputError as exc:
                     raise InvalidParamsError(message=str(exc)) from exc
             task_id, context_id = found.task_id, found.context_id
             user_id, session = found.user_id, found.session
