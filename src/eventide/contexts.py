@@ -8,6 +8,7 @@ id and confirmation requests.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,12 @@ if TYPE_CHECKING:
     from eventide.auth.credential_service import BaseCredentialService
     from eventide.durable.log import ResumeScope
     from eventide.flows.contents import ContentsCache
-    from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
+    from eventide.events import Event
+    from eventide.memory.base_memory_service import (
+        BaseMemoryService,
+        MemoryEntry,
+        SearchMemoryResponse,
+    )
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.sessions.base_session_service import BaseSessionService
     from eventide.sessions.session import Session
@@ -311,27 +317,83 @@ class CallbackContext(ReadonlyContext):
             app_name=ictx.app_name, user_id=ictx.user_id, session_id=ictx.session.id
         )
 
+    def _memory(self, doing: str) -> BaseMemoryService:
+        service = self._invocation_context.memory_service
+        if service is None:
+            # google-adk's wording first (apps and tests match on it), then what to do.
+            raise ConfigurationError(
+                f"{doing}memory service is not available. Pass memory_service=... to Runner "
+                "(InMemoryMemoryService() or a SQL memory service) to use memory."
+            )
+        return service
+
     async def search_memory(self, query: str) -> SearchMemoryResponse:
         """Search the user's memory of past sessions."""
         ictx = self._invocation_context
-        if ictx.memory_service is None:
-            raise ConfigurationError(
-                "This Runner has no memory service. Pass memory_service=... to Runner "
-                "(InMemoryMemoryService() or a SQL memory service) to search memory."
-            )
-        return await ictx.memory_service.search_memory(
+        return await self._memory("Memory service is not available. ").search_memory(
             app_name=ictx.app_name, user_id=ictx.user_id, query=query
         )
 
     async def add_session_to_memory(self) -> None:
         """Add this session (as committed so far) to the memory service."""
+        service = self._memory("Cannot add session to memory: ")
+        await service.add_session_to_memory(self._invocation_context.session)
+
+    async def add_events_to_memory(
+        self,
+        *,
+        events: Sequence[Event],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Add these events (e.g. the latest turn) to the user's memory, scoped to this
+        session, without re-adding the whole session.
+
+        Raises:
+            ConfigurationError: the Runner has no memory service.
+            NotImplementedError: the memory service cannot add events one batch at a time.
+        """
+        service = self._memory("Cannot add events to memory: ")
+        session = self._invocation_context.session
+        await service.add_events_to_memory(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            session_id=session.id,
+            events=events,
+            custom_metadata=custom_metadata,
+        )
+
+    async def add_memory(
+        self,
+        *,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Write these memory entries to the user's memory directly.
+
+        Raises:
+            ConfigurationError: the Runner has no memory service.
+            NotImplementedError: the memory service takes no direct writes.
+        """
+        service = self._memory("Cannot add memory: ")
+        session = self._invocation_context.session
+        await service.add_memory(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            memories=memories,
+            custom_metadata=custom_metadata,
+        )
+
+    async def delete_memory(self, memory_id: str | None = None) -> None:
+        """Forget one of the user's memories by its id.
+
+        Raises:
+            ConfigurationError: the Runner has no memory service.
+            NotImplementedError: the memory service cannot delete single memories.
+        """
         ictx = self._invocation_context
-        if ictx.memory_service is None:
-            raise ConfigurationError(
-                "This Runner has no memory service. Pass memory_service=... to Runner "
-                "(InMemoryMemoryService() or a SQL memory service) to add sessions to memory."
-            )
-        await ictx.memory_service.add_session_to_memory(ictx.session)
+        await self._memory("Cannot delete memory: ").delete_memory(
+            app_name=ictx.app_name, user_id=ictx.user_id, memory_id=memory_id
+        )
 
     async def save_credential(self, auth_config: AuthConfig) -> None:
         """Store the credential in ``auth_config.exchanged_auth_credential`` with the
