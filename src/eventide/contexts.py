@@ -159,11 +159,19 @@ class InvocationContext:
 
         Called before the event is committed (the commit strips ``temp:`` keys from its
         ``state_delta``), so later agents of the same invocation read them even when they
-        were written straight into ``state_delta`` (``output_key``, a custom agent)."""
+        were written straight into ``state_delta`` (``output_key``, a custom agent).
+
+        They also go on this invocation's copy of the session (``ctx.session.state``), where
+        google-adk puts them and code written for it reads them; that copy is loaded for
+        this invocation only and is never written back, so nothing stores them."""
         pending = self._shared.pending_state
+        session_state: dict[str, Any] | None = None
         for key, value in delta.items():
             if key.startswith("temp:"):
                 pending[key] = value
+                if session_state is None:
+                    session_state = self.session.state
+                session_state[key] = value
 
     def forget_committed(self, delta: dict[str, Any]) -> None:
         """Drop pending entries that a just-committed ``state_delta`` made durable."""
