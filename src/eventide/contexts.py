@@ -21,6 +21,7 @@ from eventide.state import State
 
 if TYPE_CHECKING:
     from eventide.agents.base_agent import BaseAgent
+    from eventide.apps.app import ResumabilityConfig
     from eventide.artifacts.base_artifact_service import BaseArtifactService
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
@@ -71,7 +72,8 @@ class InvocationContext:
     committed log it resumes from.
     Built by hand (to unit-test a custom agent), it needs ``invocation_id``, ``agent``,
     ``session`` and ``session_service``; the rest defaults (no plugins, a default
-    ``RunConfig``).
+    ``RunConfig``). ``resumability_config=ResumabilityConfig(is_resumable=True)`` (google-adk's
+    spelling) makes such an invocation resumable, as ``Runner(resumable=True)`` does.
     """
 
     invocation_id: str
@@ -87,7 +89,20 @@ class InvocationContext:
     branch: str | None = None
     contents_cache: ContentsCache | None = None
     resume: ResumeScope | None = None
+    resumability_config: ResumabilityConfig | None = None
     _shared: _InvocationShared = field(default_factory=_InvocationShared)
+
+    def __post_init__(self) -> None:
+        # google-adk's spelling of a resumable invocation, for contexts built by hand:
+        # ResumabilityConfig(is_resumable=True) makes this invocation record where it is.
+        config = self.resumability_config
+        if config is not None and config.is_resumable:
+            self._shared.resumable = True
+
+    @property
+    def is_resumable(self) -> bool:
+        """google-adk's name for :attr:`resumable`."""
+        return self._shared.resumable
 
     @property
     def app_name(self) -> str:
@@ -139,6 +154,7 @@ class InvocationContext:
             branch=self.branch if branch is None else branch,
             contents_cache=self.contents_cache,
             resume=self.resume,
+            resumability_config=self.resumability_config,
             _shared=self._shared,
         )
 
