@@ -34,6 +34,7 @@ from eventide.plugins.base_plugin import BasePlugin
 from eventide.plugins.plugin_manager import PluginManager
 from eventide.protocol import REQUEST_CREDENTIAL_FUNCTION, USER_AUTHOR
 from eventide.run_config import RunConfig
+from eventide.runner_debug import run_debug
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import Session
@@ -562,36 +563,20 @@ class Runner:
         quiet: bool = False,
         verbose: bool = False,
     ) -> list[Event]:
-        """Send one or more messages in one session (created when missing) and return the
-        agents' events; unless ``quiet``, print each answer as ``author > text`` (with
-        ``verbose``, tool calls and results too). For trying an agent out, not for apps.
+        """Send one or more messages in one session (created when missing) and return
+        every event the agents yield (partial ones included); unless ``quiet``, print each
+        as ``author > text`` in google-adk's format (with ``verbose``, tool calls, results,
+        code and files too). For trying an agent out, not for apps.
         """
-        if isinstance(user_messages, str):
-            user_messages = [user_messages]
-        session = await self.session_service.get_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id
+        return await run_debug(
+            self,
+            user_messages,
+            user_id=user_id,
+            session_id=session_id,
+            run_config=run_config,
+            quiet=quiet,
+            verbose=verbose,
         )
-        if session is None:
-            await self.session_service.create_session(
-                app_name=self.app_name, user_id=user_id, session_id=session_id
-            )
-        collected: list[Event] = []
-        for message in user_messages:
-            async with aclosing(
-                self.run_async(
-                    user_id=user_id,
-                    session_id=session_id,
-                    new_message=message,
-                    run_config=run_config,
-                )
-            ) as events:
-                async for event in events:
-                    if event.partial:
-                        continue
-                    collected.append(event)
-                    if not quiet:
-                        _print_debug(event, verbose=verbose)
-        return collected
 
     def prepare_models(self) -> ModelsPreparing:
         """Start the first model call's one-time work now, in a background thread: each
@@ -785,17 +770,6 @@ class _WorkerLoop:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join()
         self.loop.close()
-
-
-def _print_debug(event: Event, *, verbose: bool) -> None:
-    text = event.text
-    if text:
-        print(f"{event.author} > {text}")
-    if verbose:
-        for call in event.get_function_calls():
-            print(f"{event.author} > [call] {call.name}({call.args or {}})")
-        for response in event.get_function_responses():
-            print(f"{event.author} > [result] {response.name}: {response.response}")
 
 
 def _mark_started(event: Event) -> None:
