@@ -293,7 +293,7 @@ class CallbackContext(ReadonlyContext):
         service = self._invocation_context.artifact_service
         if service is None:
             raise ConfigurationError(
-                "This Runner has no artifact service. Pass artifact_service=... to Runner "
+                "Artifact service is not initialized. Pass artifact_service=... to Runner "
                 "(InMemoryArtifactService() or FileArtifactService(root)) to use artifacts."
             )
         return service

@@ -99,7 +99,10 @@ class Runner:
         if app is not None:
             compaction = compaction or app.events_compaction_config
             if agent is not None:
-                raise UsageError("Pass either app=App(...) or agent=, not both.")
+                raise UsageError(
+                    "Only one of app, agent, or node may be provided. Pass either app=App(...) "
+                    "or agent=, not both."
+                )
             # An explicit app_name wins over the app's, as in google-adk.
             app_name, agent = app_name or app.name, app.root_agent
             plugins = [*app.plugins, *(plugins or ())]
@@ -109,8 +112,15 @@ class Runner:
         else:
             resumability = None
             resumable = False
-        if app_name is None or agent is None:
-            raise UsageError("Runner needs app_name= and agent= (or app=App(...)).")
+        if agent is None:
+            raise UsageError(
+                "One of app, agent, or node must be provided: Runner needs app=App(...), or "
+                "app_name= and agent=."
+            )
+        if app_name is None:
+            raise UsageError(
+                "app_name is required when agent is provided: Runner(app_name=..., agent=...)."
+            )
         if not isinstance(agent, BaseAgent):
             raise UsageError(
                 f"Runner(agent=...) needs a BaseAgent (e.g. LlmAgent); got {type(agent).__name__}."
