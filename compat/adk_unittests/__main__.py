@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,6 +37,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         default=kit_runs.REPO / "src",
         help="Eventide's sources to run (default: this checkout's src), e.g. a copy of a baseline",
     )
+    parser.add_argument(
+        "--reclassify",
+        type=Path,
+        help="run nothing: classify again the two runs stored in an earlier output file",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per test")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression (a subset)")
     parser.add_argument("--blockers", type=int, default=25, help="how many blockers to list")
@@ -43,7 +49,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _adk_side(
-    args: argparse.Namespace, areas: list[str], kit: Any, python: Path | None
+    args: argparse.Namespace, areas: list[str], kit: Path, python: Path | None
 ) -> dict[str, dict[str, Any]]:
     if args.adk_results is not None:
         earlier = json.loads(args.adk_results.read_text())
@@ -66,6 +72,20 @@ def _adk_side(
     return runs
 
 
+def _adk_venv(*, needed: bool) -> tuple[Path | None, str | None]:
+    """google-adk's interpreter (made ready to run pytest) and its package folder, which
+    also tells the import map ADK's submodules from its other names."""
+    try:
+        python = kit_runs.adk_python()
+        kit_runs.ensure_test_packages(python)
+        return python, kit_runs.adk_module_root(python)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        if needed:
+            raise
+        print(f"  (no google-adk venv: {exc}; submodules told by name)", file=sys.stderr)
+        return None, None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run, print, write; exit 0 (the figures are the result, not a pass/fail)."""
     args = _parse(argv)
@@ -75,18 +95,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown areas {unknown}; choose from {', '.join(kit_runs.AREAS)}")
         return 2
     kit = kit_runs.find_kit()
-    python: Path | None = None
-    adk_root: str | None = None
-    if True:  # google-adk's venv: runs its side, and names its modules for the map
-        try:
-            python = kit_runs.adk_python()
-            kit_runs.ensure_test_packages(python)
-            adk_root = kit_runs.adk_module_root(python)
-        except (FileNotFoundError, OSError) as exc:
-            if args.adk_results is None:
-                raise
-            print(f"  (no google-adk venv: {exc}; submodule names guessed)", file=sys.stderr)
-    adk_runs = _adk_side(args, areas, kit, python)
+    python, adk_root = _adk_venv(needed=args.adk_results is None and args.reclassify is None)
+    if args.reclassify is not None:
+        earlier = json.loads(args.reclassify.read_text())
+        adk_runs = {area: earlier["adk_runs"][area] for area in areas}
+        eventide_runs = {area: earlier["eventide_runs"][area] for area in areas}
+    else:
+        adk_runs = _adk_side(args, areas, kit, python)
+        eventide_runs = _eventide_side(args, areas, kit, adk_root)
+    _report(args, areas, kit, adk_root, adk_runs, eventide_runs)
+    return 0
+
+
+def _eventide_side(
+    args: argparse.Namespace, areas: list[str], kit: Path, adk_root: str | None
+) -> dict[str, dict[str, Any]]:
     eventide_runs: dict[str, dict[str, Any]] = {}
     for area in areas:
         started = time.monotonic()
@@ -102,7 +125,20 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"  eventide {area}: {len(eventide_runs[area]['tests'])} tests, "
               f"{time.monotonic() - started:.0f} s", file=sys.stderr)
-    reader = KitReader(kit)
+    return eventide_runs
+
+
+def _report(
+    args: argparse.Namespace,
+    areas: list[str],
+    kit: Path,
+    adk_root: str | None,
+    adk_runs: dict[str, dict[str, Any]],
+    eventide_runs: dict[str, dict[str, Any]],
+) -> None:
+    reader = KitReader(
+        kit, eventide_src=args.src, adk_root=Path(adk_root) if adk_root else None
+    )
     records: list[dict[str, str]] = []
     for area in areas:
         area_of = dict.fromkeys(adk_runs[area]["tests"], area)
@@ -112,9 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     table = conformance_report.summary(records)
     blockers = conformance_report.top_blockers(records, args.blockers)
     print(conformance_report.format_table(table, areas))
-    print("\nTop blockers of public-API tests (tests stopped, cause):")
+    absent = conformance_report.absent_features(records)
+    print("\nTop blockers of public-API tests of features Eventide has (tests, cause):")
     for cause, count in blockers:
         print(f"{count:>5}  {cause}")
+    print("\ngoogle-adk features Eventide does not have (public-API tests that need them):")
+    for module, count in absent[: args.blockers]:
+        print(f"{count:>5}  {module}")
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(
         json.dumps(
@@ -123,8 +163,10 @@ def main(argv: list[str] | None = None) -> int:
                 "areas": areas,
                 "summary": table,
                 "top_blockers": blockers,
+                "absent_features": absent,
                 "tests": records,
                 "adk_runs": adk_runs,
+                "eventide_runs": eventide_runs,
             },
             indent=0,
             sort_keys=True,
@@ -132,7 +174,6 @@ def main(argv: list[str] | None = None) -> int:
         + "\n"
     )
     print(f"\nper-test results: {args.output}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -4,12 +4,15 @@ A test is a *target* when it passes on google-adk 2.13. Each target gets a categ
 
 - ``pass``: it passes on Eventide too;
 - ``fails-public``: it fails on Eventide and uses only public API;
+- ``absent``: it fails on Eventide and uses only public API, of a google-adk feature (module)
+  Eventide does not have at all;
 - ``internals``: it fails on Eventide and uses google-adk internals (private modules,
   patches of google-adk modules or classes) or a Google Cloud service;
 - ``not-supported``: it fails on Eventide and uses live audio/video streaming.
 
-The public-API figure counts the ``public`` targets (by static reading) that pass; live
-tests are outside it, counted as not supported.
+The public-API figures count the targets that use only public API (static reading): over
+all of them (``public`` and ``absent`` kinds), and over those of features Eventide has
+(``public`` kind alone). Live tests are outside both, counted as not supported.
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ def classify(
             category = "not-supported"
         elif reading.kind in ("internals", "cloud"):
             category = "internals"
+        elif reading.kind == "absent":
+            category = "absent"
         else:
             category = "fails-public"
         records.append(
@@ -98,6 +103,9 @@ def summary(records: list[dict[str, str]]) -> dict[str, dict[str, int]]:
             row[record["category"]] += 1
             passed = record["category"] == "pass"
             row["passed"] += passed
+            if record["kind"] in ("public", "absent"):
+                row["public_all"] += 1
+                row["public_all_passed"] += passed
             if record["kind"] == "public":
                 row["public"] += 1
                 row["public_passed"] += passed
@@ -114,25 +122,45 @@ def top_blockers(records: list[dict[str, str]], limit: int = 25) -> list[tuple[s
     return counts.most_common(limit)
 
 
+def absent_features(records: list[dict[str, str]]) -> list[tuple[str, int]]:
+    """The google-adk modules Eventide does not have, by the number of target tests that
+    need them."""
+    counts = collections.Counter(
+        record["evidence"].split()[1]
+        for record in records
+        if record["category"] == "absent"
+    )
+    return counts.most_common()
+
+
 def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
 def format_table(table: dict[str, dict[str, int]], areas: list[str]) -> str:
-    """The table by area, as printed by the runner."""
+    """The table by area, as printed by the runner: targets (pass on google-adk 2.13) and how
+    many pass on Eventide; the public-API targets (all, and of features Eventide has) and
+    their passes; the failures by category."""
     header = (
-        f"{'area':<10} {'ran':>5} {'target':>6} {'pass':>5} {'%':>4} | {'public':>6} "
-        f"{'pass':>5} {'%':>4} | {'fails-pub':>9} {'internals':>9} {'live':>5}"
+        f"{'area':<10} {'ran':>5} {'target':>6} {'pass':>5} {'%':>4} | {'pubAPI':>6} "
+        f"{'pass':>5} {'%':>4} | {'pubHas':>6} {'pass':>5} {'%':>4} | {'fail-pub':>8} "
+        f"{'absent':>6} {'intern':>6} {'live':>5}"
     )
     lines = [header, "-" * len(header)]
     for area in [*areas, "all"]:
         row = table.get(area, {})
+
+        def cell(key: str, width: int, row: dict[str, int] = row) -> str:
+            return f"{row.get(key, 0):>{width}}"
+
         lines.append(
-            f"{area:<10} {row.get('collected', 0):>5} {row.get('target', 0):>6} "
-            f"{row.get('passed', 0):>5} {_percent(row.get('passed', 0), row.get('target', 0)):>4}"
-            f" | {row.get('public', 0):>6} {row.get('public_passed', 0):>5} "
+            f"{area:<10} {cell('collected', 5)} {cell('target', 6)} {cell('passed', 5)} "
+            f"{_percent(row.get('passed', 0), row.get('target', 0)):>4} | "
+            f"{cell('public_all', 6)} {cell('public_all_passed', 5)} "
+            f"{_percent(row.get('public_all_passed', 0), row.get('public_all', 0)):>4} | "
+            f"{cell('public', 6)} {cell('public_passed', 5)} "
             f"{_percent(row.get('public_passed', 0), row.get('public', 0)):>4} | "
-            f"{row.get('fails-public', 0):>9} {row.get('internals', 0):>9} "
-            f"{row.get('not-supported', 0):>5}"
+            f"{cell('fails-public', 8)} {cell('absent', 6)} {cell('internals', 6)} "
+            f"{cell('not-supported', 5)}"
         )
     return "\n".join(lines)

@@ -112,6 +112,18 @@ def is_internal_module(name: str) -> bool:
     return any(name == prefix or name.startswith(prefix + ".") for prefix in INTERNAL_PREFIXES)
 
 
+def has_counterpart(adk_module: str, eventide_src: Path) -> bool:
+    """Whether the ADK module ``adk_module`` has an Eventide counterpart in the sources at
+    ``eventide_src``: a module at the same path, or a table entry for it or a package above
+    it. Without one, the module is a feature Eventide does not have."""
+    parts = adk_module.split(".")
+    for end in range(len(parts), 2, -1):
+        if ".".join(parts[:end]) in MODULE_TABLE or ".".join(parts[:end]) in INTERNAL_RENAMES:
+            return True
+    same = Path(eventide_src, "eventide", *parts[2:])
+    return same.with_suffix(".py").is_file() or (same / "__init__.py").is_file()
+
+
 class NoEventideCounterpartError(AttributeError):
     """A google-adk name the import map found nowhere in Eventide was used.
 

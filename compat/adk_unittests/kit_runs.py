@@ -40,7 +40,8 @@ AREAS: dict[str, tuple[str, ...]] = {
     "streaming": ("streaming",),
     "workflow": ("workflow",),
 }
-TEST_PACKAGES = ("pytest", "pytest-asyncio", "pytest-mock", "pytest-timeout")
+# SQLAlchemy: google-adk's database session service, which its sessions tests need.
+TEST_PACKAGES = ("pytest", "pytest-asyncio", "pytest-mock", "pytest-timeout", "sqlalchemy")
 
 
 class KitNotFoundError(RuntimeError):
@@ -80,7 +81,7 @@ def adk_python() -> Path:
 
 def ensure_test_packages(python: Path) -> None:
     """Install pytest and the plugins the kit's tests use into ``python``'s venv if absent."""
-    probe = "import pytest, pytest_asyncio, pytest_mock, pytest_timeout"
+    probe = "import pytest, pytest_asyncio, pytest_mock, pytest_timeout, sqlalchemy"
     if subprocess.run([str(python), "-c", probe], capture_output=True).returncode == 0:
         return
     subprocess.run([str(python), "-m", "pip", "install", "-q", *TEST_PACKAGES], check=True)

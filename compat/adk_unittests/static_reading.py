@@ -10,8 +10,12 @@ method the class's other members it reads through ``self``. From that closure a 
   live API. Eventide does not support live streaming.
 - ``cloud``: it needs a Google Cloud service or SDK (Vertex AI, BigQuery, Spanner, ...).
 - ``internals``: it imports a google-adk internal module (``import_map.is_internal_module``),
-  or patches a google-adk module or class (``mock.patch('google.adk...')``,
-  ``mock.patch.object(AdkName, ...)``, ``mocker.patch``, ``monkeypatch.setattr``).
+  patches a google-adk module or class (``mock.patch('google.adk...')``,
+  ``mock.patch.object(AdkName, ...)``, ``mocker.patch``, ``monkeypatch.setattr``), or reads
+  a private attribute of an object (``obj._name``, other than google-adk's documented
+  override hooks such as ``_run_async_impl`` and ``_get_declaration``).
+- ``absent``: it uses only public API, but of a google-adk module that has no Eventide
+  counterpart at all (``import_map.has_counterpart``): a feature Eventide does not have.
 - ``public``: none of these.
 
 The first that applies, in this order, is the test's kind.
@@ -24,7 +28,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from adk_unittests.import_map import is_internal_module
+from adk_unittests.import_map import has_counterpart, is_internal_module
 
 CLOUD_WORDS = (
     "vertex",
@@ -51,6 +55,9 @@ LIVE_NAMES = frozenset(
     {"LiveRequestQueue", "run_live", "BaseLlmConnection", "LiveRequest", "_run_live"}
 )
 LIVE_WORDS = ("live", "audio", "transcription", "realtime")
+# google-adk's documented extension hooks: private by name, public by use (custom agents
+# and tools override them, and tests call them).
+OVERRIDE_HOOKS = frozenset({"_run_async_impl", "_run_live_impl", "_get_declaration"})
 PATCH_CALLS = frozenset({"patch", "object", "setattr", "patch_object", "dict", "multiple"})
 
 
@@ -133,6 +140,13 @@ def _touches(nodes: Iterable[ast.AST]) -> Iterator[tuple[str, str]]:
                 yield "name", node.id
             elif isinstance(node, ast.Attribute):
                 yield "attr", node.attr
+                owner = node.value
+                if (
+                    node.attr.startswith("_")
+                    and not node.attr.endswith("__")
+                    and not (isinstance(owner, ast.Name) and owner.id in ("self", "cls"))
+                ):
+                    yield "private", node.attr
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 yield "str", node.value
             elif isinstance(node, ast.arg):
@@ -147,8 +161,12 @@ def _touches(nodes: Iterable[ast.AST]) -> Iterator[tuple[str, str]]:
 class KitReader:
     """Reads the tests of one google-adk unit-test kit (caching each file it parses)."""
 
-    def __init__(self, kit_root: Path) -> None:
+    def __init__(
+        self, kit_root: Path, *, eventide_src: Path, adk_root: Path | None = None
+    ) -> None:
         self.kit_root = kit_root
+        self.eventide_src = eventide_src
+        self.adk_root = adk_root
         self.kit_tests = kit_root / "tests" / "unittests"
         self._sources: dict[Path, _Source] = {}
 
@@ -177,7 +195,30 @@ class KitReader:
         imports: dict[str, str] = {}
         for source in reversed(sources):
             imports.update(source.imports)
-        return _kind(closure, imports)
+        reading = _kind(closure, imports)
+        if reading.kind == "public":
+            absent = self._absent_module(closure, imports)
+            if absent:
+                return TestReading("absent", f"uses {absent}, which Eventide does not have")
+        return reading
+
+    def _absent_module(self, closure: list[ast.AST], imports: dict[str, str]) -> str | None:
+        names = {token for kind, token in _touches(closure) if kind == "name"}
+        for name in sorted(names & set(imports)):
+            imported = imports[name]
+            if not imported.startswith("google.adk."):
+                continue
+            module = imported if self._is_adk_module(imported) else _module_of(imported)
+            if module != "google.adk" and not has_counterpart(module, self.eventide_src):
+                return module
+        return None
+
+    def _is_adk_module(self, name: str) -> bool:
+        if self.adk_root is None:
+            last = name.rpartition(".")[2]
+            return last.islower()
+        path = Path(self.adk_root, *name.split(".")[2:])
+        return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
     def _closure(self, own: _Source, sources: list[_Source], names: list[str]) -> list[ast.AST]:
         fixtures: dict[str, ast.AST] = {}
@@ -245,6 +286,8 @@ def _kind(closure: list[ast.AST], imports: dict[str, str]) -> TestReading:
         ):
             return TestReading("internals", f"imports {imported}")
     for kind, token in touched:
+        if kind == "private" and token not in OVERRIDE_HOOKS:
+            return TestReading("internals", f"reads private attribute {token}")
         if kind != "patch":
             continue
         target = token.strip("'\"")
