@@ -29,7 +29,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--adk-results",
         type=Path,
-        help="reuse the google-adk side of an earlier output file instead of running it",
+        help="reuse the google-adk side stored beside an earlier output file",
     )
     parser.add_argument(
         "--src",
@@ -40,7 +40,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--reclassify",
         type=Path,
-        help="run nothing: classify again the two runs stored in an earlier output file",
+        help="run nothing: classify again the runs stored beside an earlier output file",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per test")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression (a subset)")
@@ -52,7 +52,7 @@ def _adk_side(
     args: argparse.Namespace, areas: list[str], kit: Path, python: Path | None
 ) -> dict[str, dict[str, Any]]:
     if args.adk_results is not None:
-        earlier = json.loads(args.adk_results.read_text())
+        earlier = json.loads(_runs_file(args.adk_results).read_text())
         return {area: earlier["adk_runs"][area] for area in areas}
     assert python is not None
     runs: dict[str, dict[str, Any]] = {}
@@ -67,8 +67,11 @@ def _adk_side(
             timeout_s=args.timeout,
             keyword=args.keyword,
         )
-        print(f"  google-adk {area}: {len(runs[area]['tests'])} tests, "
-              f"{time.monotonic() - started:.0f} s", file=sys.stderr)
+        print(
+            f"  google-adk {area}: {len(runs[area]['tests'])} tests, "
+            f"{time.monotonic() - started:.0f} s",
+            file=sys.stderr,
+        )
     return runs
 
 
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     kit = kit_runs.find_kit()
     python, adk_root = _adk_venv(needed=args.adk_results is None and args.reclassify is None)
     if args.reclassify is not None:
-        earlier = json.loads(args.reclassify.read_text())
+        earlier = json.loads(_runs_file(args.reclassify).read_text())
         adk_runs = {area: earlier["adk_runs"][area] for area in areas}
         eventide_runs = {area: earlier["eventide_runs"][area] for area in areas}
     else:
@@ -105,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         eventide_runs = _eventide_side(args, areas, kit, adk_root)
     _report(args, areas, kit, adk_root, adk_runs, eventide_runs)
     return 0
+
+
+def _runs_file(output: Path) -> Path:
+    """Where the raw runs of an output file are kept (beside it, not committed)."""
+    return output.with_name(output.stem + ".runs.json")
 
 
 def _eventide_side(
@@ -123,8 +131,11 @@ def _eventide_side(
             keyword=args.keyword,
             src=args.src,
         )
-        print(f"  eventide {area}: {len(eventide_runs[area]['tests'])} tests, "
-              f"{time.monotonic() - started:.0f} s", file=sys.stderr)
+        print(
+            f"  eventide {area}: {len(eventide_runs[area]['tests'])} tests, "
+            f"{time.monotonic() - started:.0f} s",
+            file=sys.stderr,
+        )
     return eventide_runs
 
 
@@ -136,15 +147,11 @@ def _report(
     adk_runs: dict[str, dict[str, Any]],
     eventide_runs: dict[str, dict[str, Any]],
 ) -> None:
-    reader = KitReader(
-        kit, eventide_src=args.src, adk_root=Path(adk_root) if adk_root else None
-    )
+    reader = KitReader(kit, eventide_src=args.src, adk_root=Path(adk_root) if adk_root else None)
     records: list[dict[str, str]] = []
     for area in areas:
         area_of = dict.fromkeys(adk_runs[area]["tests"], area)
-        records += conformance_report.classify(
-            area_of, adk_runs[area], eventide_runs[area], reader
-        )
+        records += conformance_report.classify(area_of, adk_runs[area], eventide_runs[area], reader)
     table = conformance_report.summary(records)
     blockers = conformance_report.top_blockers(records, args.blockers)
     print(conformance_report.format_table(table, areas))
@@ -156,22 +163,24 @@ def _report(
     for module, count in absent[: args.blockers]:
         print(f"{count:>5}  {module}")
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(
-        json.dumps(
-            {
-                "kit": kit_runs.KIT_NAME,
-                "areas": areas,
-                "summary": table,
-                "top_blockers": blockers,
-                "absent_features": absent,
-                "tests": records,
-                "adk_runs": adk_runs,
-                "eventide_runs": eventide_runs,
-            },
-            indent=0,
-            sort_keys=True,
-        )
-        + "\n"
+    fields = ("id", "area", "adk", "eventide", "kind", "category", "reason")
+    rows = ",\n".join(json.dumps([record[f] for f in fields]) for record in records)
+    header = json.dumps(
+        {
+            "kit": kit_runs.KIT_NAME,
+            "areas": areas,
+            "summary": table,
+            "top_blockers": blockers,
+            "absent_features": absent,
+            "test_fields": fields,
+        },
+        indent=1,
+        sort_keys=True,
+    )
+    # One test per line: the file diffs well from one run to the next.
+    args.output.write_text(header[:-2] + ',\n "tests": [\n' + rows + "\n ]\n}\n")
+    _runs_file(args.output).write_text(
+        json.dumps({"adk_runs": adk_runs, "eventide_runs": eventide_runs}) + "\n"
     )
     print(f"\nper-test results: {args.output}")
 

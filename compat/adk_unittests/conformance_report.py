@@ -26,9 +26,7 @@ from adk_unittests.static_reading import KitReader
 _COUNTERPART = re.compile(r"(google\.adk[\w.]*) has no Eventide counterpart")
 
 
-def _eventide_outcome(
-    nodeid: str, eventide: dict[str, Any]
-) -> tuple[str, str]:
+def _eventide_outcome(nodeid: str, eventide: dict[str, Any]) -> tuple[str, str]:
     record = eventide["tests"].get(nodeid)
     if record is not None:
         return str(record["outcome"]), str(record["reason"])
@@ -115,9 +113,7 @@ def summary(records: list[dict[str, str]]) -> dict[str, dict[str, int]]:
 def top_blockers(records: list[dict[str, str]], limit: int = 25) -> list[tuple[str, int]]:
     """The most common causes of public-API failures, by the number of tests each stops."""
     counts = collections.Counter(
-        blocker_of(record["reason"])
-        for record in records
-        if record["category"] == "fails-public"
+        blocker_of(record["reason"]) for record in records if record["category"] == "fails-public"
     )
     return counts.most_common(limit)
 
@@ -126,7 +122,7 @@ def absent_features(records: list[dict[str, str]]) -> list[tuple[str, int]]:
     """The google-adk modules Eventide does not have, by the number of target tests that
     need them."""
     counts = collections.Counter(
-        record["evidence"].split()[1]
+        record["evidence"].split()[1].rstrip(",")
         for record in records
         if record["category"] == "absent"
     )

@@ -75,6 +75,7 @@ MODULE_TABLE: dict[str, tuple[str, ...]] = {
     "google.adk.sessions.database_session_service": ("eventide.sessions.sql_session_service",),
     "google.adk.sessions.sqlite_session_service": ("eventide.sessions.sql_session_service",),
     "google.adk.plugins.logging_plugin": ("eventide.plugins.logging_plugin",),
+    "google.adk.memory.memory_entry": ("eventide.memory.base_memory_service",),
 }
 
 # google-adk names Eventide spells differently (the same renames `eventide migrate` applies).
@@ -202,7 +203,7 @@ class AdkProxyModule(types.ModuleType):
 
     def __init__(self, name: str, sources: Sequence[str]) -> None:
         super().__init__(name)
-        self.__path__: list[str] = []  # a package, so its submodules import through the map
+        self.__path__ = []  # a package, so its submodules import through the map
         self.__adk_sources__ = tuple(sources)
         self.__adk_resolved__: dict[str, Any] = {}
 
@@ -217,8 +218,8 @@ class AdkProxyModule(types.ModuleType):
     def _resolve(self, attr: str) -> Any:
         internal = INTERNAL_RENAMES.get(self.__name__, {})
         if attr in internal:
-            module, _, name = internal[attr].partition(":")
-            return getattr(importlib.import_module(module), name)
+            module_name, _, name = internal[attr].partition(":")
+            return getattr(importlib.import_module(module_name), name)
         names = (attr, RENAMED_NAMES[attr]) if attr in RENAMED_NAMES else (attr,)
         for source in self.__adk_sources__:
             module = _import_optional(source)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -34,8 +34,8 @@ def _reason(report: pytest.TestReport | pytest.CollectReport) -> str:
     crash = getattr(longrepr, "reprcrash", None)
     if crash is not None:
         text = str(crash.message)
-    elif isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (file, line, reason)
-        text = str(longrepr[2])
+    elif isinstance(longrepr, tuple):  # a skip: (file, line, reason)
+        text = str(cast("tuple[object, ...]", longrepr)[-1])
     else:
         text = str(longrepr)
     first = text.strip().splitlines()[0] if text.strip() else ""
@@ -48,7 +48,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if record is not None and record["outcome"] != "passed":
         return  # an earlier phase already decided it (a teardown error does not undo that)
     if report.when == "call" or report.outcome != "passed":
-        outcome = report.outcome
+        outcome: str = report.outcome
         if hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "xpassed"
         elif report.failed and report.when != "call":

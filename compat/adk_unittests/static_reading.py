@@ -161,9 +161,7 @@ def _touches(nodes: Iterable[ast.AST]) -> Iterator[tuple[str, str]]:
 class KitReader:
     """Reads the tests of one google-adk unit-test kit (caching each file it parses)."""
 
-    def __init__(
-        self, kit_root: Path, *, eventide_src: Path, adk_root: Path | None = None
-    ) -> None:
+    def __init__(self, kit_root: Path, *, eventide_src: Path, adk_root: Path | None = None) -> None:
         self.kit_root = kit_root
         self.eventide_src = eventide_src
         self.adk_root = adk_root
@@ -272,7 +270,7 @@ def _kind(closure: list[ast.AST], imports: dict[str, str]) -> TestReading:
     for token in sorted((names | attrs) & LIVE_NAMES):
         return TestReading("live", f"uses {token}")
     used_imports = {name: imports[name] for name in names if name in imports}
-    for name, imported in sorted(used_imports.items()):
+    for imported in sorted(used_imports.values()):
         lowered = imported.lower()
         if imported.startswith(CLOUD_MODULES) or (
             imported.startswith("google.adk") and any(word in lowered for word in CLOUD_WORDS)
@@ -280,7 +278,7 @@ def _kind(closure: list[ast.AST], imports: dict[str, str]) -> TestReading:
             return TestReading("cloud", f"uses {imported}")
         if imported.startswith("google.adk") and any(w in lowered for w in LIVE_WORDS):
             return TestReading("live", f"uses {imported}")
-    for name, imported in sorted(used_imports.items()):
+    for imported in sorted(used_imports.values()):
         if imported.startswith("google.adk") and (
             is_internal_module(_module_of(imported)) or is_internal_module(imported)
         ):

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
     from eventide.durable.log import ResumeScope
-    from eventide.flows.contents import ContentsCache
     from eventide.events import Event
+    from eventide.flows.contents import ContentsCache
     from eventide.memory.base_memory_service import (
         BaseMemoryService,
         MemoryEntry,

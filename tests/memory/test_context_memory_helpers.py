@@ -59,8 +59,10 @@ class RecordingMemory(SearchOnlyMemory):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         self.calls.append(
-            ("add_memory", {"app": app_name, "user": user_id, "n": len(memories),
-                            "meta": custom_metadata})
+            (
+                "add_memory",
+                {"app": app_name, "user": user_id, "n": len(memories), "meta": custom_metadata},
+            )
         )
 
     async def delete_memory(
@@ -138,13 +140,14 @@ async def test_without_a_memory_service_the_error_starts_with_google_adks_text(
     call: str, adk_text: str
 ) -> None:
     ctx = await _context(None)
-    arguments: dict[str, object] = {
+    every: dict[str, dict[str, object]] = {
         "add_events_to_memory": {"events": []},
         "add_memory": {"memories": []},
         "delete_memory": {"memory_id": "m"},
         "search_memory": {"query": "q"},
         "add_session_to_memory": {},
-    }[call]
+    }
+    arguments = every[call]
     with pytest.raises(ConfigurationError) as raised:
         await getattr(ctx, call)(**arguments)
     assert str(raised.value).startswith(adk_text)

@@ -9,7 +9,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from eventide import LongRunningFunctionTool, LlmRequest, types
+from eventide import LlmRequest, LongRunningFunctionTool, types
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.function_tool import FunctionTool
 from eventide.tools.set_model_response_tool import SetModelResponseTool

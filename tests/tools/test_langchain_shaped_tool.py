@@ -78,7 +78,9 @@ async def test_calls_run_through_an_agent_and_return_direct_skips_the_summary() 
     )
     runner = InMemoryRunner(agent, app_name="app")
     session = await runner.session_service.create_session(app_name="app", user_id="u")
-    events = [e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="go")]
+    events = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="go")
+    ]
     responses = [r.response for e in events for r in e.get_function_responses()]
     assert responses == [{"result": 3}, {"value": "ABC"}]
     await runner.close()
@@ -87,7 +89,9 @@ async def test_calls_run_through_an_agent_and_return_direct_skips_the_summary() 
         LlmAgent(name="b", model=model, tools=[LangchainTool(FinalAnswer())]), app_name="app"
     )
     session = await direct.session_service.create_session(app_name="app", user_id="u")
-    events = [e async for e in direct.run_async(user_id="u", session_id=session.id, new_message="go")]
+    events = [
+        e async for e in direct.run_async(user_id="u", session_id=session.id, new_message="go")
+    ]
     [result_event] = [e for e in events if e.get_function_responses()]
     assert result_event.actions.skip_summarization is True
     assert result_event is events[-1]  # the model is not asked to summarize

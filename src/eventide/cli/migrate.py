@@ -251,7 +251,7 @@ class _Migrator(cst.CSTTransformer):
     # --- from X import ... ---
     def leave_ImportFrom(
         self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom
-    ) -> cst.ImportFrom | cst.FlattenSentinel[cst.BaseSmallStatement]:
+    ) -> cst.BaseSmallStatement | cst.FlattenSentinel[cst.BaseSmallStatement]:
         if original_node.relative:
             return updated_node
         module = _dotted(original_node.module)
@@ -477,9 +477,9 @@ def migrate_source(source: str, path: Path = Path("<source>")) -> FileReport:
                         "(Eventide accepts google.genai objects wherever it takes content)",
                     )
                 )
-    uses = ModuleUses(_module_candidates(wrapper.module))
-    wrapper.module.visit(uses)
-    new_module = wrapper.visit(_Migrator(report, types_ok, uses))
+    module_uses = ModuleUses(_module_candidates(wrapper.module))
+    wrapper.module.visit(module_uses)
+    new_module = wrapper.visit(_Migrator(report, types_ok, module_uses))
     if new_module.code != source:
         report.new_source = new_module.code
     report.changes.sort(key=lambda c: c.line)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["BaseTool"]
 
 
-class BaseTool(ABC):
+class BaseTool(ABC):  # noqa: B024 - abstract by intent, like google-adk's: no method is required
     """Base of tools.
 
     Attributes:

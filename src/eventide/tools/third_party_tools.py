@@ -137,9 +137,13 @@ class LangchainTool(BaseTool):
             result = await self._shaped.run_async(args=args, tool_context=tool_context)
         else:
             result = await self.tool.ainvoke(args)
-        if self.return_direct and not (isinstance(result, dict) and result.get("error")):
+        if self.return_direct and not _is_error(result):
             tool_context.actions.skip_summarization = True
         return result
+
+
+def _is_error(result: object) -> bool:
+    return isinstance(result, dict) and bool(cast("dict[str, Any]", result).get("error"))
 
 
 def _is_langchain_instance(tool: Any) -> bool:
