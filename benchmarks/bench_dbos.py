@@ -95,7 +95,8 @@ async def _admin(statement: str) -> None:
 
 def _start_worker(executor_id: str, database: str) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "benchmarks.bench_dbos", "--worker", executor_id, database]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # This checkout's sources first (the venv's editable install may point elsewhere).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
 
 

@@ -18,6 +18,7 @@
     │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
     │   ├── AppLoadError                    an agent app that cannot be found or imported
     │   ├── AppNotFoundError (LookupError)  the server serves no app by that name
+    │   ├── ProtocolInputError              an AG-UI/OpenAI request its protocol refuses
     │   └── evals: UnknownMetricError, UnknownEvalCaseError / UnknownEvalSetError /
     │       UnknownEvalResultError (LookupError), EvalSetExistsError, InvalidEvalFileError
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
@@ -43,8 +44,8 @@ from __future__ import annotations
 
 __all__ = [
     "AgentNotFoundError",
-    "AlreadyExistsError",
     "AgentTreeError",
+    "AlreadyExistsError",
     "AppLoadError",
     "AppNotFoundError",
     "BackendError",
@@ -65,6 +66,7 @@ __all__ = [
     "McpConnectionError",
     "ModelBehaviorError",
     "ModelError",
+    "ProtocolInputError",
     "RecordTooLargeError",
     "ResumeError",
     "RunnerClosedError",
@@ -210,6 +212,34 @@ class AppNotFoundError(UsageError, LookupError):
         super().__init__(f"App {app_name!r} not found. Known apps: {listed}.")
         self.app_name = app_name
         self.known = known
+
+
+class ProtocolInputError(UsageError):
+    """A request to a protocol adapter (AG-UI, the OpenAI-compatible endpoints) that its
+    protocol refuses; the adapter answers it in the protocol's own error shape.
+
+    Attributes:
+        code: the protocol's machine-readable code (``model_not_found``, ``PENDING_INTERRUPTS``).
+        status: the HTTP status, where the protocol answers with one.
+        param: the request field at fault, when one is.
+        kind: the error's type in the protocol (the OpenAI APIs' ``invalid_request_error``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        status: int = 400,
+        param: str | None = None,
+        kind: str = "invalid_request_error",
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+        self.param = param
+        self.kind = kind
 
 
 class UnknownMetricError(UsageError):

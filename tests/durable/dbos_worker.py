@@ -1,11 +1,16 @@
 """A DBOS worker process for the tests: ``python -m tests.durable.dbos_worker EXECUTOR_ID
 DATABASE_URL [WORKER_CONCURRENCY [CONCURRENCY]]`` (per worker, and across all workers).
 
-It runs three apps from one PostgreSQL database (DBOS's tables and the sessions): ``durable_app``
-(``tests/durable/durable_app.py``, with the kill point of ``DURABLE_KILL_AT``), ``quick`` (one
-tool call, then an answer; every tool call logged to the ledger) and ``slow`` (one tool call
-that takes 0.3 s, its start and end logged with the time). It prints ``ready`` once it
-dequeues, and stops cleanly on SIGTERM.
+It runs five apps from one PostgreSQL database (DBOS's tables and the sessions): ``durable_app``
+(``tests/durable/durable_app.py``, with the kill point of ``DURABLE_KILL_AT``), ``paused_app``
+(``tests/durable/paused_app.py``, the same kill points), ``quick`` (one tool call, then an
+answer; every tool call logged to the ledger), ``slow`` (one tool call that takes 0.3 s, its
+start and end logged with the time) and ``relay`` (one tool call that a test can hold running
+with a gate file, see :func:`relay_app`). It prints ``ready`` once it dequeues, and stops
+cleanly on SIGTERM.
+
+With ``DURABLE_RECOVERY_GATE`` set to a path, the worker looks for dead workers'
+invocations only once that file exists: a test decides when recovery may happen.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +32,7 @@ from eventide.models.llm_response import LlmResponse
 from eventide.sessions import SqlSessionService
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from tests.durable.durable_app import Probe, build_app
+from tests.durable.paused_app import build_app as build_paused_app
 
 
 def quick_app(probe: Probe) -> App:
@@ -76,6 +83,56 @@ def slow_app(probe: Probe) -> App:
     )
 
 
+def relay_app(probe: Probe, gates: Path | None) -> App:
+    """The model calls ``work(text=<the user's text>)``, then answers ``did <text>``.
+
+    ``work`` logs ``start work <call id> <text>``; while the file ``hold-<text>`` exists in
+    ``gates`` it stays running: it writes ``at-<text>`` (holding its process id) and waits
+    for the test to delete the hold file (or to kill the process).
+    """
+
+    def answer(request: LlmRequest) -> LlmResponse:
+        last = request.contents[-1].parts or []
+        if last and last[-1].function_response is not None:
+            return text_response(f"did {(last[-1].function_response.response or {})['done']}")
+        return tool_call_response(("work", {"text": last[-1].text if last else ""}))
+
+    def work(text: str, tool_context: ToolContext) -> dict[str, Any]:
+        """Do some work."""
+        probe.log(f"start work {tool_context.function_call_id} {text}")
+        hold = gates / f"hold-{text}" if gates is not None else None
+        if hold is not None and hold.exists():
+            at = hold.with_name(f"at-{text}")
+            partial = at.with_name(at.name + ".tmp")
+            partial.write_text(str(os.getpid()))
+            partial.rename(at)  # atomic: a reader never sees it half written
+            deadline = time.monotonic() + 60
+            while hold.exists():
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the test never released {hold}")
+                time.sleep(0.02)
+        probe.log(f"end work {tool_context.function_call_id} {text}")
+        return {"done": text}
+
+    return App(
+        name="relay",
+        root_agent=LlmAgent(name="relayer", model=FunctionModel(function=answer), tools=[work]),
+        resumability_config=ResumabilityConfig(is_resumable=True),
+    )
+
+
+@dataclass(slots=True, kw_only=True)
+class GatedRecoveryWorker(DbosWorker):
+    """A worker that recovers dead workers' invocations only once ``gate`` exists."""
+
+    gate: Path | None = None
+
+    def recover_dead_workers(self) -> list[str]:
+        if self.gate is not None and not self.gate.exists():
+            return []
+        return DbosWorker.recover_dead_workers(self)
+
+
 def main(
     executor_id: str,
     database_url: str,
@@ -89,15 +146,22 @@ def main(
         signal=Path(signal_path) if signal_path else None,
     )
 
+    gates = os.environ.get("DURABLE_GATES")
+    recovery_gate = os.environ.get("DURABLE_RECOVERY_GATE")
+
     def runner_for(app_name: str) -> Runner:
-        apps = {"durable_app": build_app, "slow": slow_app}
-        app = apps.get(app_name, quick_app)(probe)
+        apps = {"durable_app": build_app, "paused_app": build_paused_app, "slow": slow_app}
+        if app_name == "relay":
+            app = relay_app(probe, Path(gates) if gates else None)
+        else:
+            app = apps.get(app_name, quick_app)(probe)
         sessions = SqlSessionService(
             database_url, engine_kwargs={"pool_size": 2, "max_overflow": 2}
         )
         return Runner(app=app, session_service=sessions)
 
-    worker = DbosWorker(
+    worker = GatedRecoveryWorker(
+        gate=Path(recovery_gate) if recovery_gate else None,
         runner_factory=runner_for,
         system_database_url=database_url,
         executor_id=executor_id,

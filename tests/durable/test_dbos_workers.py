@@ -11,23 +11,19 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy.engine import make_url
 
 from eventide import InMemorySessionService, Runner
 from eventide.durable.log import FINISHED, invocation_mark
 from eventide.errors import BackendError
 from eventide.sessions import SqlSessionService
-from tests.conftest import IN_CI
 from tests.durable.durable_app import Probe, build_app, normalized
-from tests.sessions.conftest import PG_URL, pg_admin, run_private
 
 pytest.importorskip("dbos")
 from eventide.durable.dbos_workers import InvocationQueue  # noqa: E402
@@ -36,28 +32,21 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def database() -> Iterator[str]:
-    """A private database (DBOS's tables and the sessions), dropped afterwards."""
-    name = f"eventide_dbos_{uuid.uuid4().hex[:12]}"
-    try:
-        run_private(pg_admin(f'CREATE DATABASE "{name}"'))
-    except (TimeoutError, OSError) as exc:
-        if IN_CI:
-            pytest.fail(f"PostgreSQL is unreachable: {exc} (CI=true: these tests must run)")
-        pytest.skip(f"PostgreSQL is unreachable: {exc}")
-    yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    run_private(pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
 class Workers:
     """Worker processes (``tests/durable/dbos_worker.py``) on one database."""
 
-    def __init__(self, database: str, tmp_path: Path, kill_at: str | None = None) -> None:
+    def __init__(
+        self,
+        database: str,
+        tmp_path: Path,
+        kill_at: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.database = database
         self.ledger = tmp_path / "ledger"
         self.signal = tmp_path / "signal"
         self.kill_at = kill_at
+        self.env = env or {}  # more of the worker's settings (see tests/durable/dbos_worker.py)
         self.processes: dict[str, subprocess.Popen[str]] = {}
 
     def start(
@@ -68,10 +57,12 @@ class Workers:
     ) -> None:
         env = {
             **os.environ,
-            "PYTHONPATH": str(ROOT),
+            # This checkout's sources first (the venv's editable install may point elsewhere).
+            "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
             "DURABLE_LEDGER": str(self.ledger),
             "DURABLE_KILL_AT": self.kill_at or "",
             "DURABLE_SIGNAL": str(self.signal),
+            **self.env,
         }
         for executor_id in executor_ids:
             args = [sys.executable, "-m", "tests.durable.dbos_worker", executor_id, self.database]

@@ -261,6 +261,18 @@ def _serve_options(command: Any) -> Any:
             envvar="EVENTIDE_DBOS_DB",
             help="With --workers dbos: PostgreSQL URL of the DBOS tables (default: --session-db).",
         ),
+        click.option(
+            "--openai",
+            is_flag=True,
+            help="Also serve the OpenAI-compatible /v1/chat/completions, /v1/responses and "
+            "/v1/models (a model is an app).",
+        ),
+        click.option(
+            "--ag-ui",
+            "ag_ui",
+            is_flag=True,
+            help="Also serve AG-UI at POST /ag-ui/APP (needs the ag-ui extra).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -321,6 +333,47 @@ def api_server(**kwargs: Any) -> None:
     _serve(web=False, adk_ui=None, **kwargs)
 
 
+@cli.command("mcp-server", epilog=_EPILOG)
+@click.argument("apps_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+@click.option(
+    "--http",
+    "http_port",
+    type=int,
+    metavar="PORT",
+    help="Serve streamable HTTP on this port (MCP at http://HOST:PORT/mcp) instead of stdio.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface, with --http.")
+@click.option(
+    "--session-db",
+    envvar="EVENTIDE_SESSION_DB",
+    help="Database URL for sessions. Default: SQLite in APPS_DIR/.eventide/sessions.db.",
+)
+@click.option(
+    "--user", "user_id", default="mcp", show_default=True, help="The user the sessions belong to."
+)
+def mcp_server(
+    apps_dir: Path, http_port: int | None, host: str, session_db: str | None, user_id: str
+) -> None:
+    """Serve the apps in APPS_DIR as MCP tools: each app's root agent is a tool taking a
+    request and an optional session_id; artifacts are resources. Stdio by default (for
+    Claude Desktop, IDEs), streamable HTTP with --http."""
+    from eventide.cli.mcp_server_command import run_mcp_server
+
+    try:
+        run_mcp_server(
+            apps_dir=apps_dir,
+            http_port=http_port,
+            host=host,
+            session_db=session_db,
+            user_id=user_id,
+        )
+    except UsageError as exc:
+        raise _UsageFailure(str(exc)) from exc
+    except KeyboardInterrupt:
+        pass
+    sys.exit(EXIT_OK)
+
+
 @cli.command(epilog=_EPILOG)
 @_serve_options
 @click.option(
@@ -360,12 +413,24 @@ def _serve(
     log_level: str,
     workers: str,
     dbos_db: str | None,
+    openai: bool,
+    ag_ui: bool,
 ) -> None:
     console, _ = _consoles()
     try:
         queue = _invocation_queue(workers, dbos_db, session_db)
         api, apps = _build_server(
-            apps_dir, session_db, auth_token, cors, trace, web, console, adk_ui, queue
+            apps_dir,
+            session_db,
+            auth_token,
+            cors,
+            trace,
+            web,
+            console,
+            adk_ui,
+            queue,
+            openai=openai,
+            ag_ui=ag_ui,
         )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
@@ -394,6 +459,9 @@ def _build_server(
     console: Console,
     adk_ui: Path | None = None,
     invocation_queue: Any = None,
+    *,
+    openai: bool = False,
+    ag_ui: bool = False,
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -446,6 +514,8 @@ def _build_server(
         web=web,
         adk_ui=adk_ui,
         invocation_queue=invocation_queue,
+        openai=openai,
+        ag_ui=ag_ui,
     )
     return api, folders
 

@@ -13,6 +13,9 @@ runs resumably (the worker turns ``ResumabilityConfig(is_resumable=True)`` on), 
 runs a workflow again (its worker died) it calls ``Runner.resume_async``: committed model
 responses are not requested again and committed tool responses are not re-run, the same
 guarantee DBOS steps give, without a second copy of each model and tool result in DBOS's tables.
+An invocation a later one overtook in its session while it waited for recovery is not
+continued: it ends with an interruption event and its workflow fails
+(:mod:`eventide.durable.dbos_invocation_log`).
 
 Recovery across machines: DBOS recovers a dead executor's workflows when told to (Conductor, or
 its admin API). Each worker holds a PostgreSQL advisory lock named after its executor id for
@@ -25,24 +28,34 @@ atomic dequeue lets exactly one worker run it).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import threading
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
-import psycopg.sql
 import sqlalchemy as sa
 from dbos import DBOS, DBOSClient, EnqueueOptions
 from sqlalchemy.exc import OperationalError
 
 from eventide import types
-from eventide._database_urls import normalize_database_url
 from eventide._ids import new_invocation_id
-from eventide.durable.log import ENDED, FINISHED, invocation_mark
-from eventide.durable.plan import unfinished_invocation
-from eventide.errors import BackendError, InvocationFailedError, UsageError
+from eventide.durable.dbos_invocation_log import (
+    interruption,
+    interruption_of,
+    workflow_events,
+    workflow_tag,
+)
+from eventide.durable.dbos_partial_chunks import PartialListener, PartialPublisher
+from eventide.durable.dbos_system_database import sync_url, unreachable
+from eventide.durable.log import ENDED, FINISHED, invocation_mark, invocation_status
+from eventide.errors import (
+    BackendError,
+    EventideError,
+    InvocationFailedError,
+    InvocationNotFoundError,
+    ResumeError,
+    UsageError,
+)
 from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import Runner
@@ -124,6 +137,8 @@ async def _with_storage_retries(
             return await _run_or_resume(
                 runner, user_id, session_id, message, invocation_id, state_delta, stream
             )
+        except InvocationFailedError:
+            raise  # the invocation ended (an interruption): running it again changes nothing
         except BackendError:
             if attempt == _STORAGE_ATTEMPTS - 1:
                 raise
@@ -132,6 +147,8 @@ async def _with_storage_retries(
 
 
 _STORAGE_ATTEMPTS = 5
+# The DBOS statuses of a workflow that will not run again (unless resumed by hand).
+_OVER = frozenset({"SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"})
 
 
 async def _run_or_resume(
@@ -139,11 +156,18 @@ async def _run_or_resume(
     user_id: str,
     session_id: str,
     message: str | dict[str, Any] | None,
-    invocation_id: str,
+    workflow_id: str,
     state_delta: dict[str, Any] | None,
     stream: bool,
 ) -> int:
-    run_config = RunConfig(streaming_mode=StreamingMode.SSE) if stream else None
+    """Run the workflow's invocation, or continue it from the log when DBOS runs the
+    workflow again; the number of events (partial chunks included) it yielded now.
+
+    Raises:
+        InvocationFailedError: it was interrupted and cannot be continued; it ended with an
+            interruption event (see :mod:`eventide.durable.dbos_invocation_log`), so the
+            workflow ends in ERROR, never in SUCCESS without finishing.
+    """
     session = await runner.session_service.get_session(
         app_name=runner.app_name, user_id=user_id, session_id=session_id
     )
@@ -152,32 +176,76 @@ async def _run_or_resume(
             f"Session {session_id!r} of app {runner.app_name!r} does not exist; create it "
             "before enqueueing an invocation in it."
         )
-    committed = [e for e in session.events if e.invocation_id == invocation_id]
+    committed = workflow_events(session.events, workflow_id)
     if not committed:
         content = types.Content.model_validate(message) if isinstance(message, dict) else message
+        tag = workflow_tag(workflow_id, content)
+        run_config = (
+            RunConfig(
+                streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE,
+                custom_metadata=tag or {},
+            )
+            if stream or tag
+            else None
+        )
         events = runner.run_async(
             user_id=user_id,
             session_id=session_id,
             new_message=content,
             state_delta=state_delta,
             run_config=run_config,
-            invocation_id=invocation_id,
+            invocation_id=workflow_id,
         )
-    elif unfinished_invocation(session) == invocation_id:
-        events = runner.resume_async(
-            user_id=user_id,
-            session_id=session_id,
-            invocation_id=invocation_id,
-            run_config=run_config,
-        )
-    else:
+        return await _forward(events, workflow_id)
+    invocation_id = committed[0].invocation_id
+    status = invocation_status(committed)
+    if status == FINISHED:
         return 0  # it finished before the worker that ran it died: nothing to do
+    if status == ENDED:
+        ended = interruption_of(committed)
+        if ended is not None:  # ended by an earlier run of this workflow, which then died
+            raise InvocationFailedError(ended.error_message or "")
+        return 0  # it paused for the user (or a callback ended it): a new message goes on
+    resumed = runner.resume_async(
+        user_id=user_id,
+        session_id=session_id,
+        invocation_id=invocation_id,
+        run_config=RunConfig(streaming_mode=StreamingMode.SSE) if stream else None,
+    )
+    try:
+        return await _forward(resumed, workflow_id)
+    except ResumeError as exc:
+        # Not the session's latest any more (or rewound, or its agents are gone): it ends
+        # here, with an event every follower receives, rather than in a silent success.
+        raise await _interrupt(runner, user_id, session_id, invocation_id, exc) from exc
+
+
+async def _forward(events: AsyncGenerator[Event, None], workflow_id: str) -> int:
+    """Drive the invocation; publish its partial chunks for the workflow's followers."""
     count = 0
     async for event in events:
         count += 1
         if event.partial and _publisher is not None:
-            await asyncio.to_thread(_publisher.publish, invocation_id, event)
+            await asyncio.to_thread(_publisher.publish, workflow_id, event)
     return count
+
+
+async def _interrupt(
+    runner: Runner, user_id: str, session_id: str, invocation_id: str, reason: ResumeError
+) -> InvocationFailedError:
+    """Commit the event that ends an invocation that cannot be continued; the error the
+    workflow fails with."""
+    session = await runner.session_service.get_session(
+        app_name=runner.app_name, user_id=user_id, session_id=session_id
+    )
+    if session is None:
+        return InvocationFailedError(
+            f"Invocation {invocation_id!r} was interrupted and its session {session_id!r} "
+            "was deleted before it was recovered; there is nothing to continue."
+        )
+    event = interruption(session, invocation_id, runner.agent.name, str(reason))
+    await runner.session_service.append_event(session, event)
+    return InvocationFailedError(event.error_message or "")
 
 
 def _runner(app_name: str) -> Runner:
@@ -193,22 +261,6 @@ def _runner(app_name: str) -> Runner:
                 "recovered invocation continues from its committed events."
             )
     return runner
-
-
-def _sync_url(url: str) -> str:
-    """A PostgreSQL URL for DBOS's synchronous driver (psycopg)."""
-    normalized = normalize_database_url(url)
-    if not normalized.startswith("postgresql"):
-        raise UsageError(f"DBOS needs a PostgreSQL URL (postgresql://...), got {url!r}.")
-    return "postgresql://" + normalized.split("://", 1)[1]
-
-
-def _unreachable(url: str, error: BaseException) -> BackendError:
-    return BackendError(
-        f"The DBOS system database at {url!r} is not reachable ({type(error).__name__}: "
-        f"{error}). Check that PostgreSQL runs there and the database exists; nothing was "
-        "enqueued or lost."
-    )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -246,14 +298,14 @@ class DbosWorker:
     def start(self) -> None:
         """Take this worker's liveness lock, launch DBOS, start dequeuing and watching."""
         global _factory
-        url = _sync_url(self.system_database_url)
+        url = sync_url(self.system_database_url)
         self._engine = sa.create_engine(
             url.replace("postgresql://", "postgresql+psycopg://"), pool_size=3, max_overflow=0
         )
         try:
             self._lock_connection = self._engine.connect()
         except OperationalError as exc:
-            raise _unreachable(self.system_database_url, exc) from exc
+            raise unreachable(self.system_database_url, exc) from exc
         # Held for the life of the process: PostgreSQL releases it when the process dies.
         self._lock_connection.execute(
             sa.text("SELECT pg_advisory_lock(hashtext(:key))"),
@@ -367,10 +419,10 @@ class InvocationQueue:
         self._url = system_database_url
         try:
             self._client = DBOSClient(
-                system_database_url=_sync_url(system_database_url), system_database_pool_size=2
+                system_database_url=sync_url(system_database_url), system_database_pool_size=2
             )
         except OperationalError as exc:
-            raise _unreachable(system_database_url, exc) from exc
+            raise unreachable(system_database_url, exc) from exc
 
     def enqueue(
         self,
@@ -406,7 +458,7 @@ class InvocationQueue:
                 options, app_name, user_id, session_id, message, invocation_id, state_delta, stream
             )
         except OperationalError as exc:
-            raise _unreachable(self._url, exc) from exc
+            raise unreachable(self._url, exc) from exc
         return invocation_id
 
     def status(self, invocation_id: str) -> str | None:
@@ -427,41 +479,70 @@ class InvocationQueue:
         poll_interval: float = 0.05,
         partials: PartialListener | None = None,
     ) -> AsyncGenerator[Event, None]:
-        """Yield the invocation's events as they are committed, until it finishes; with
-        ``partials`` (from :meth:`partials`), the partial chunks the worker publishes too,
-        as they come (a chunk arriving after its complete event is dropped).
+        """Yield the invocation's events as they are committed, until it finishes (or
+        pauses for the user, or ends with an error event); with ``partials`` (from
+        :meth:`partials`), the partial chunks the worker publishes too, as they come (a
+        chunk arriving after its complete event is dropped).
+
+        A message that answers a paused invocation's calls goes on in that invocation: its
+        events from the answer on are yielded (they carry the paused invocation's id). An
+        invocation interrupted and recovered when it could not be continued (a later
+        invocation started in the session meanwhile) ends with an event whose
+        ``error_code`` is ``INVOCATION_INTERRUPTED``, yielded last.
 
         Raises:
-            InvocationFailedError: its workflow ended in error or was cancelled.
+            InvocationFailedError: its workflow ended in error or was cancelled without
+                ending the invocation in the log.
+            InvocationNotFoundError: no invocation of that id was ever enqueued.
         """
         seen: set[str] = set()
+        last_look = False
+        status: str | None = None
         while True:
             session = await session_service.get_session(
                 app_name=app_name, user_id=user_id, session_id=session_id
             )
-            done = False
-            for event in session.events if session is not None else ():
-                if event.invocation_id != invocation_id or event.id in seen:
+            for event in workflow_events(session.events, invocation_id) if session else ():
+                if event.id in seen:
                     continue
                 seen.add(event.id)
                 yield event
                 if invocation_mark(event) in (FINISHED, ENDED):
-                    done = True
-            if done:
-                return
+                    return  # later events of a paused invocation belong to its answers
+            if last_look:
+                raise self._stopped(invocation_id, status)
             status = await asyncio.to_thread(self.status, invocation_id)
-            if status in ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
-                raise InvocationFailedError(
-                    f"Invocation {invocation_id!r} stopped on the workers: its DBOS workflow "
-                    f"is {status}. Its committed events stay in the session; resume it with "
-                    "Runner.resume_async or enqueue a new message."
-                )
+            if status is None or status in _OVER:
+                last_look = True  # its last events were committed before it ended: read once more
+                continue
             if partials is None:
                 await asyncio.sleep(poll_interval)
                 continue
             async for chunk in partials.chunks(poll_interval):
                 if chunk.id not in seen:
                     yield chunk
+
+    @staticmethod
+    def _stopped(invocation_id: str, status: str | None) -> EventideError:
+        if status is None:
+            return InvocationNotFoundError(
+                f"No invocation {invocation_id!r} was enqueued on the DBOS queue; follow the "
+                "id InvocationQueue.enqueue returned.",
+                invocation_id=invocation_id,
+            )
+        if status == "SUCCESS":
+            # Only a worker of an Eventide before issue 31's fix ends a workflow so.
+            return InvocationFailedError(
+                f"Invocation {invocation_id!r} did not finish, yet its DBOS workflow is "
+                "SUCCESS: a worker skipped it after a later invocation ran in its session. "
+                "Its committed events stay in the session; send its message again as a new "
+                "invocation."
+            )
+        return InvocationFailedError(
+            f"Invocation {invocation_id!r} stopped on the workers: its DBOS workflow "
+            f"is {status}. Its committed events stay in the session; resume it with "
+            "Runner.resume_async or enqueue a new message."
+        )
 
     def partials(self, invocation_id: str) -> PartialListener:
         """A listener for the invocation's partial chunks; open it (``async with``) before
@@ -471,65 +552,3 @@ class InvocationQueue:
     def close(self) -> None:
         """Close the client's database connections."""
         self._client.destroy()
-
-
-def _channel(invocation_id: str) -> str:
-    """The NOTIFY channel of an invocation's partial chunks (PostgreSQL names: 63 bytes)."""
-    return "eventide:" + hashlib.sha1(invocation_id.encode()).hexdigest()[:32]
-
-
-# PostgreSQL refuses a NOTIFY payload of 8000 bytes or more.
-_MAX_PAYLOAD = 7900
-
-
-class PartialPublisher:
-    """The worker's side: publishes partial chunks with ``pg_notify`` on the system database.
-
-    Chunks are best effort (never committed, as in process): one too big for a NOTIFY
-    payload, or published while no client listens, is simply not seen; the complete event
-    follows in the log.
-    """
-
-    def __init__(self, engine: sa.Engine) -> None:
-        self._engine = engine
-
-    def publish(self, invocation_id: str, event: Event) -> None:
-        payload = event.model_dump_json(exclude_none=True)
-        if len(payload.encode()) > _MAX_PAYLOAD:
-            return
-        with self._engine.connect() as connection:
-            connection.execute(
-                sa.text("SELECT pg_notify(:channel, :payload)"),
-                {"channel": _channel(invocation_id), "payload": payload},
-            )
-            connection.commit()
-
-
-class PartialListener:
-    """The client's side: ``LISTEN`` for one invocation's partial chunks."""
-
-    def __init__(self, url: str, invocation_id: str) -> None:
-        self._url = _sync_url(url)
-        self._channel = _channel(invocation_id)
-        self._connection: psycopg.AsyncConnection[Any] | None = None
-
-    async def __aenter__(self) -> PartialListener:
-        try:
-            self._connection = await psycopg.AsyncConnection.connect(self._url, autocommit=True)
-        except psycopg.OperationalError as exc:
-            raise _unreachable(self._url, exc) from exc
-        await self._connection.execute(
-            psycopg.sql.SQL("LISTEN {}").format(psycopg.sql.Identifier(self._channel))
-        )
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self._connection is not None:
-            await self._connection.close()
-            self._connection = None
-
-    async def chunks(self, within: float) -> AsyncGenerator[Event, None]:
-        """The chunks published in the next ``within`` seconds."""
-        assert self._connection is not None, "open the listener with 'async with' first"
-        async for notify in self._connection.notifies(timeout=within):
-            yield Event.model_validate_json(notify.payload)

@@ -15,6 +15,7 @@ from eventide.flows.transfer import TransferToAgentTool, transfer_instruction
 from eventide.models.llm_request import LlmRequest
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.tools.base_tool import BaseTool
+from eventide.tools.client_tool import ClientTool
 from eventide.tools.set_model_response_tool import SetModelResponseTool
 
 __all__ = ["build_request", "contents_for"]
@@ -69,6 +70,10 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
 
     if agent.transfer_targets:
         tools.append(TransferToAgentTool([t.name for t in agent.transfer_targets]))
+    declared = ctx.run_config.client_tools
+    if declared:
+        own = {tool.name for tool in tools}
+        tools.extend(ClientTool(d) for d in declared if d.name not in own)
     for processor in (agent.planner, agent.code_executor):
         if processor is not None:
             processor.process_llm_request(request)

@@ -39,6 +39,7 @@ from eventide.server.info_routes import add_info_routes, detailed_app_list
 from eventide.server.json_responses import json_response
 from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
+from eventide.server.protocol_fast_path import ProtocolFastPath, ProtocolHandler
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.run_routes import InflightTurns, TurnRoutes, Turns, add_run_routes
 from eventide.server.session_routes import add_session_routes
@@ -80,6 +81,8 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     traces: bool = True,
     invocation_queue: InvocationQueue | None = None,
+    openai: bool = False,
+    ag_ui: bool = False,
 ) -> FastAPI:
     """Build the HTTP API (and optionally the dev web UI) for a set of agent apps.
 
@@ -109,6 +112,9 @@ def create_app(
         invocation_queue: run ``/run`` and ``/run_sse`` turns on DBOS workers through this
             queue (``eventide.durable.dbos_workers``) instead of in this process; the
             services must use the workers' session database.
+        openai: also serve the OpenAI-compatible ``/v1/chat/completions``,
+            ``/v1/responses`` and ``/v1/models`` (see :mod:`eventide.openai_compat`).
+        ag_ui: also serve ``POST /ag-ui/{app_name}`` (see :mod:`eventide.ag_ui`).
 
     Raises:
         AppLoadError: ``apps_dir`` is not a folder.
@@ -218,6 +224,17 @@ def create_app(
     add_dev_routes(api, registry, traces=trace_store, recorder=recorder)
     consent_file = folder / ".eventide" / "ui-config.json" if folder is not None else None
     add_telemetry_consent_routes(api, TelemetryConsent(consent_file))
+    # Protocol adapters: loaded only when asked for (their packages are optional).
+    exact: dict[str, ProtocolHandler] = {}
+    prefixes: dict[str, ProtocolHandler] = {}
+    if openai:
+        from eventide.openai_compat import add_openai_routes
+
+        exact.update(add_openai_routes(api, registry, inflight))
+    if ag_ui:
+        from eventide.ag_ui import add_ag_ui_routes
+
+        prefixes.update(add_ag_ui_routes(api, registry, inflight))
 
     open_prefixes: tuple[str, ...] = ()
     if web or adk_ui is not None:
@@ -240,6 +257,13 @@ def create_app(
     # turn routes' fast path, innermost, sees only requests all of them let through.
     # The app's exception handlers (its own dict: handlers registered later count too).
     api.add_middleware(TurnRoutes, turns=turns, exception_handlers=api.exception_handlers)
+    if exact or prefixes:
+        api.add_middleware(
+            ProtocolFastPath,
+            exact=exact,
+            prefixes=prefixes,
+            exception_handlers=api.exception_handlers,
+        )
     api.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
     if auth_token is not None:
         api.add_middleware(
