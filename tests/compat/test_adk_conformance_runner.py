@@ -198,6 +198,7 @@ def test_categories_and_the_table() -> None:
     assert "agents" in conformance_report.format_table(table, ["agents"])
 
 
+@pytest.mark.slow
 def test_a_real_run_of_one_kit_file_on_eventide(tmp_path: Path) -> None:
     """google-adk's in-memory memory service tests, run on Eventide through the map."""
     try:
