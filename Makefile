@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint typecheck unit bench bench-server clean
+.PHONY: install demo test lint typecheck unit bench bench-server adk-conformance clean
 
 # llama.cpp's server for the real-model tests (the local-llm extra) builds from source: only
 # the libraries the Python server loads (6 min on 2 cores, measured at light load).
@@ -41,8 +41,8 @@ demo: $(STAMP)
 test: $(STAMP) $(LLM_STAMP) lint typecheck unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples compat
+	$(BIN)/ruff format --check src tests benchmarks examples compat
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -72,6 +72,15 @@ bench-server: $(STAMP)
 	$$adk_python -m pip install -q asyncpg 'sqlalchemy[asyncio]' && \
 	$(BIN)/python benchmarks/bench_server_vs_adk.py --adk-python $$adk_python \
 		--output $(BENCH_OUT) $(BENCH_ARGS)
+
+## google-adk's own unit tests (v2.1.0, in ../shared/third_party) run on google-adk 2.13 and on
+## Eventide through the import map; prints the table by area and writes the per-test results
+## to compat/adk_unittests/results/latest.json (about 20 minutes on 2 cores; not in `make test`).
+## google-adk runs from EVENTIDE_ADK_PYTHON or .venv-adk; ADK_CONFORMANCE_ARGS=--areas tools,...
+adk-conformance: $(STAMP)
+	adk_python=$$($(BIN)/python -c "from tests.adk_env import adk_python; print(adk_python())") && \
+	EVENTIDE_ADK_PYTHON=$$adk_python PYTHONPATH=src:compat $(BIN)/python -m adk_unittests \
+		$(ADK_CONFORMANCE_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

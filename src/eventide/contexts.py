@@ -8,6 +8,7 @@ id and confirmation requests.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -20,12 +21,18 @@ from eventide.state import State
 
 if TYPE_CHECKING:
     from eventide.agents.base_agent import BaseAgent
+    from eventide.apps.app import ResumabilityConfig
     from eventide.artifacts.base_artifact_service import BaseArtifactService
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
     from eventide.durable.log import ResumeScope
+    from eventide.events import Event
     from eventide.flows.contents import ContentsCache
-    from eventide.memory.base_memory_service import BaseMemoryService, SearchMemoryResponse
+    from eventide.memory.base_memory_service import (
+        BaseMemoryService,
+        MemoryEntry,
+        SearchMemoryResponse,
+    )
     from eventide.plugins.plugin_manager import PluginManager
     from eventide.sessions.base_session_service import BaseSessionService
     from eventide.sessions.session import Session
@@ -65,7 +72,8 @@ class InvocationContext:
     committed log it resumes from.
     Built by hand (to unit-test a custom agent), it needs ``invocation_id``, ``agent``,
     ``session`` and ``session_service``; the rest defaults (no plugins, a default
-    ``RunConfig``).
+    ``RunConfig``). ``resumability_config=ResumabilityConfig(is_resumable=True)`` (google-adk's
+    spelling) makes such an invocation resumable, as ``Runner(resumable=True)`` does.
     """
 
     invocation_id: str
@@ -81,7 +89,20 @@ class InvocationContext:
     branch: str | None = None
     contents_cache: ContentsCache | None = None
     resume: ResumeScope | None = None
+    resumability_config: ResumabilityConfig | None = None
     _shared: _InvocationShared = field(default_factory=_InvocationShared)
+
+    def __post_init__(self) -> None:
+        # google-adk's spelling of a resumable invocation, for contexts built by hand:
+        # ResumabilityConfig(is_resumable=True) makes this invocation record where it is.
+        config = self.resumability_config
+        if config is not None and config.is_resumable:
+            self._shared.resumable = True
+
+    @property
+    def is_resumable(self) -> bool:
+        """google-adk's name for :attr:`resumable`."""
+        return self._shared.resumable
 
     @property
     def app_name(self) -> str:
@@ -133,6 +154,7 @@ class InvocationContext:
             branch=self.branch if branch is None else branch,
             contents_cache=self.contents_cache,
             resume=self.resume,
+            resumability_config=self.resumability_config,
             _shared=self._shared,
         )
 
@@ -153,11 +175,19 @@ class InvocationContext:
 
         Called before the event is committed (the commit strips ``temp:`` keys from its
         ``state_delta``), so later agents of the same invocation read them even when they
-        were written straight into ``state_delta`` (``output_key``, a custom agent)."""
+        were written straight into ``state_delta`` (``output_key``, a custom agent).
+
+        They also go on this invocation's copy of the session (``ctx.session.state``), where
+        google-adk puts them and code written for it reads them; that copy is loaded for
+        this invocation only and is never written back, so nothing stores them."""
         pending = self._shared.pending_state
+        session_state: dict[str, Any] | None = None
         for key, value in delta.items():
             if key.startswith("temp:"):
                 pending[key] = value
+                if session_state is None:
+                    session_state = self.session.state
+                session_state[key] = value
 
     def forget_committed(self, delta: dict[str, Any]) -> None:
         """Drop pending entries that a just-committed ``state_delta`` made durable."""
@@ -263,7 +293,7 @@ class CallbackContext(ReadonlyContext):
         service = self._invocation_context.artifact_service
         if service is None:
             raise ConfigurationError(
-                "This Runner has no artifact service. Pass artifact_service=... to Runner "
+                "Artifact service is not initialized. Pass artifact_service=... to Runner "
                 "(InMemoryArtifactService() or FileArtifactService(root)) to use artifacts."
             )
         return service
@@ -311,27 +341,83 @@ class CallbackContext(ReadonlyContext):
             app_name=ictx.app_name, user_id=ictx.user_id, session_id=ictx.session.id
         )
 
+    def _memory(self, doing: str) -> BaseMemoryService:
+        service = self._invocation_context.memory_service
+        if service is None:
+            # google-adk's wording first (apps and tests match on it), then what to do.
+            raise ConfigurationError(
+                f"{doing}memory service is not available. Pass memory_service=... to Runner "
+                "(InMemoryMemoryService() or a SQL memory service) to use memory."
+            )
+        return service
+
     async def search_memory(self, query: str) -> SearchMemoryResponse:
         """Search the user's memory of past sessions."""
         ictx = self._invocation_context
-        if ictx.memory_service is None:
-            raise ConfigurationError(
-                "This Runner has no memory service. Pass memory_service=... to Runner "
-                "(InMemoryMemoryService() or a SQL memory service) to search memory."
-            )
-        return await ictx.memory_service.search_memory(
+        return await self._memory("Memory service is not available. ").search_memory(
             app_name=ictx.app_name, user_id=ictx.user_id, query=query
         )
 
     async def add_session_to_memory(self) -> None:
         """Add this session (as committed so far) to the memory service."""
+        service = self._memory("Cannot add session to memory: ")
+        await service.add_session_to_memory(self._invocation_context.session)
+
+    async def add_events_to_memory(
+        self,
+        *,
+        events: Sequence[Event],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Add these events (e.g. the latest turn) to the user's memory, scoped to this
+        session, without re-adding the whole session.
+
+        Raises:
+            ConfigurationError: the Runner has no memory service.
+            NotImplementedError: the memory service cannot add events one batch at a time.
+        """
+        service = self._memory("Cannot add events to memory: ")
+        session = self._invocation_context.session
+        await service.add_events_to_memory(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            session_id=session.id,
+            events=events,
+            custom_metadata=custom_metadata,
+        )
+
+    async def add_memory(
+        self,
+        *,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Write these memory entries to the user's memory directly.
+
+        Raises:
+            ConfigurationError: the Runner has no memory service.
+            NotImplementedError: the memory service takes no direct writes.
+        """
+        service = self._memory("Cannot add memory: ")
+        session = self._invocation_context.session
+        await service.add_memory(
+            app_name=session.app_name,
+            user_id=session.user_id,
+            memories=memories,
+            custom_metadata=custom_metadata,
+        )
+
+    async def delete_memory(self, memory_id: str | None = None) -> None:
+        """Forget one of the user's memories by its id.
+
+        Raises:
+            ConfigurationError: the Runner has no memory service.
+            NotImplementedError: the memory service cannot delete single memories.
+        """
         ictx = self._invocation_context
-        if ictx.memory_service is None:
-            raise ConfigurationError(
-                "This Runner has no memory service. Pass memory_service=... to Runner "
-                "(InMemoryMemoryService() or a SQL memory service) to add sessions to memory."
-            )
-        await ictx.memory_service.add_session_to_memory(ictx.session)
+        await self._memory("Cannot delete memory: ").delete_memory(
+            app_name=ictx.app_name, user_id=ictx.user_id, memory_id=memory_id
+        )
 
     async def save_credential(self, auth_config: AuthConfig) -> None:
         """Store the credential in ``auth_config.exchanged_auth_credential`` with the

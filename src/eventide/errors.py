@@ -11,7 +11,9 @@
     │   ├── EventNotFoundError (LookupError) no such event in the session's history
     │   ├── ResumeError                     an invocation that cannot be resumed (finished, ...)
     │   ├── InvalidStateValueError          a state value that cannot be stored as JSON
-    │   ├── InvalidArtifactNameError        an empty artifact name, or one escaping its folder
+    │   ├── InputValidationError            input that fails validation (google-adk's name)
+    │   │   └── InvalidArtifactNameError    an empty artifact name, or one escaping its folder
+    │   ├── AlreadyExistsError              creating what exists (a session id that is taken)
     │   ├── RunnerClosedError               the Runner was used after close()
     │   ├── ConfigurationError              a missing key, an unknown model name, a missing extra
     │   ├── AppLoadError                    an agent app that cannot be found or imported
@@ -43,6 +45,7 @@ from __future__ import annotations
 __all__ = [
     "AgentNotFoundError",
     "AgentTreeError",
+    "AlreadyExistsError",
     "AppLoadError",
     "AppNotFoundError",
     "BackendError",
@@ -52,6 +55,7 @@ __all__ = [
     "EvalSetExistsError",
     "EventNotFoundError",
     "EventideError",
+    "InputValidationError",
     "InvalidArtifactNameError",
     "InvalidEvalFileError",
     "InvalidStateValueError",
@@ -156,7 +160,30 @@ class ResumeError(UsageError):
         self.invocation_id = invocation_id
 
 
-class InvalidArtifactNameError(UsageError):
+class InputValidationError(UsageError):
+    """Input that fails validation: a bad name, id or value given to an API.
+
+    google-adk's class of the same name (also a ``ValueError``), so code that catches it
+    works on Eventide; ``message`` holds the text, as on google-adk.
+    """
+
+    def __init__(self, message: str = "Invalid input.") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class AlreadyExistsError(UsageError):
+    """Creating something that already exists, e.g. a session whose id is taken.
+
+    google-adk's class of the same name; ``message`` holds the text, as on google-adk.
+    """
+
+    def __init__(self, message: str = "The resource already exists.") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidArtifactNameError(InputValidationError):
     """An artifact file name that is empty, absolute, or escapes its folder."""
 
     def __init__(self, filename: str, reason: str) -> None:

@@ -34,6 +34,7 @@ from eventide.plugins.base_plugin import BasePlugin
 from eventide.plugins.plugin_manager import PluginManager
 from eventide.protocol import REQUEST_CREDENTIAL_FUNCTION, USER_AUTHOR
 from eventide.run_config import RunConfig
+from eventide.runner_debug import run_debug
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import Session
@@ -98,7 +99,10 @@ class Runner:
         if app is not None:
             compaction = compaction or app.events_compaction_config
             if agent is not None:
-                raise UsageError("Pass either app=App(...) or agent=, not both.")
+                raise UsageError(
+                    "Only one of app, agent, or node may be provided. Pass either app=App(...) "
+                    "or agent=, not both."
+                )
             # An explicit app_name wins over the app's, as in google-adk.
             app_name, agent = app_name or app.name, app.root_agent
             plugins = [*app.plugins, *(plugins or ())]
@@ -108,8 +112,15 @@ class Runner:
         else:
             resumability = None
             resumable = False
-        if app_name is None or agent is None:
-            raise UsageError("Runner needs app_name= and agent= (or app=App(...)).")
+        if agent is None:
+            raise UsageError(
+                "One of app, agent, or node must be provided: Runner needs app=App(...), or "
+                "app_name= and agent=."
+            )
+        if app_name is None:
+            raise UsageError(
+                "app_name is required when agent is provided: Runner(app_name=..., agent=...)."
+            )
         if not isinstance(agent, BaseAgent):
             raise UsageError(
                 f"Runner(agent=...) needs a BaseAgent (e.g. LlmAgent); got {type(agent).__name__}."
@@ -562,36 +573,20 @@ class Runner:
         quiet: bool = False,
         verbose: bool = False,
     ) -> list[Event]:
-        """Send one or more messages in one session (created when missing) and return the
-        agents' events; unless ``quiet``, print each answer as ``author > text`` (with
-        ``verbose``, tool calls and results too). For trying an agent out, not for apps.
+        """Send one or more messages in one session (created when missing) and return
+        every event the agents yield (partial ones included); unless ``quiet``, print each
+        as ``author > text`` in google-adk's format (with ``verbose``, tool calls, results,
+        code and files too). For trying an agent out, not for apps.
         """
-        if isinstance(user_messages, str):
-            user_messages = [user_messages]
-        session = await self.session_service.get_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id
+        return await run_debug(
+            self,
+            user_messages,
+            user_id=user_id,
+            session_id=session_id,
+            run_config=run_config,
+            quiet=quiet,
+            verbose=verbose,
         )
-        if session is None:
-            await self.session_service.create_session(
-                app_name=self.app_name, user_id=user_id, session_id=session_id
-            )
-        collected: list[Event] = []
-        for message in user_messages:
-            async with aclosing(
-                self.run_async(
-                    user_id=user_id,
-                    session_id=session_id,
-                    new_message=message,
-                    run_config=run_config,
-                )
-            ) as events:
-                async for event in events:
-                    if event.partial:
-                        continue
-                    collected.append(event)
-                    if not quiet:
-                        _print_debug(event, verbose=verbose)
-        return collected
 
     def prepare_models(self) -> ModelsPreparing:
         """Start the first model call's one-time work now, in a background thread: each
@@ -785,17 +780,6 @@ class _WorkerLoop:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join()
         self.loop.close()
-
-
-def _print_debug(event: Event, *, verbose: bool) -> None:
-    text = event.text
-    if text:
-        print(f"{event.author} > {text}")
-    if verbose:
-        for call in event.get_function_calls():
-            print(f"{event.author} > [call] {call.name}({call.args or {}})")
-        for response in event.get_function_responses():
-            print(f"{event.author} > [result] {response.name}: {response.response}")
 
 
 def _mark_started(event: Event) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.adk_compat import parity_scenarios  # noqa: F401 - registers its scenarios
 from tests.adk_compat.frameworks import Framework, eventide_framework
 from tests.adk_compat.scenarios import SCENARIOS, Scenario
 

@@ -116,7 +116,8 @@ def test_migrate_rewrites_every_name_and_the_result_runs_on_eventide(tmp_path: P
 def test_migrate_reports_what_it_cannot_map() -> None:
     """Issue 14: every use the codemod cannot map is reported with its line and reason; an
     import mixing mapped and unmapped names is split, and google.genai types stay when the
-    file uses a type Eventide does not have."""
+    file uses a type Eventide does not have. Issue 34: a module import or dotted use is
+    reported only when it reads a name Eventide lacks."""
     source = textwrap.dedent(
         """\
         from google.adk.tools import google_search, transfer_to_agent
@@ -126,7 +127,8 @@ def test_migrate_reports_what_it_cannot_map() -> None:
         from google.genai import types
 
         search = types.GoogleSearch()
-        runner_class = google.adk.runners.Runner
+        runner_class = google.adk.runners.NoSuchRunner
+        config = agents.NoSuchConfig
         """
     )
     report = migrate_source(source)
@@ -136,6 +138,7 @@ def test_migrate_reports_what_it_cannot_map() -> None:
         "from google.adk.tools import transfer_to_agent",
     ]
     assert "from google.genai import types" in report.new_source
+    assert "import google.adk.runners" in report.new_source
     reasons = {(u.line, u.code): u.reason for u in report.unmapped}
     assert (
         "remove it from the agent's tools"
@@ -145,16 +148,13 @@ def test_migrate_reports_what_it_cannot_map() -> None:
         "SqlSessionService"
         in reasons[(2, "from google.adk.sessions import VertexAiSessionService")]
     )
-    assert (
-        "import the names it provides from eventide"
-        in reasons[(3, "from google.adk import agents")]
-    )
-    assert "module import" in reasons[(4, "import google.adk.runners")]
+    assert "Eventide has no NoSuchConfig" in reasons[(3, "from google.adk import agents")]
+    assert "NoSuchRunner" in reasons[(4, "import google.adk.runners")]
     assert (
         "eventide.types has no GoogleSearch"
         in reasons[(5, "from google.genai import types (types.GoogleSearch)")]
     )
-    assert "dotted google-adk reference" in reasons[(8, "google.adk.runners.Runner")]
+    assert "a name Eventide lacks" in reasons[(8, "google.adk.runners.NoSuchRunner")]
 
 
 def test_migrate_leaves_invalid_python_alone(tmp_path: Path) -> None:

@@ -120,7 +120,7 @@ async def test_runner_level_plugin_hooks() -> None:
 
 def test_plugin_names_must_be_unique() -> None:
     """Bad input: two plugins with one name, or a non-plugin, are clear errors."""
-    with pytest.raises(UsageError, match="named 'x'"):
+    with pytest.raises(UsageError, match="Plugin with name 'x' already registered"):
         PluginManager([BasePlugin("x"), BasePlugin("x")])
     with pytest.raises(UsageError, match="subclass eventide.BasePlugin"):
         PluginManager([object()])  # type: ignore[list-item]

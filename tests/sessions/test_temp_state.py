@@ -31,7 +31,8 @@ class _Steps(BaseAgent):
 async def test_a_later_agent_of_the_invocation_reads_an_earlier_agents_temp_value() -> None:
     """Spec state prefixes: ``temp:`` keys are scoped to one invocation. The next step of a
     SequentialAgent (same invocation) reads the ``temp:`` value the previous step wrote and
-    committed; the next invocation does not see it, and it is never stored."""
+    committed, on its context's state and (as on google-adk) on ``ctx.session.state``; the
+    next invocation does not see it, and it is never stored."""
     seen: list[Any] = []
 
     async def write(self: BaseAgent, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -60,10 +61,10 @@ async def test_a_later_agent_of_the_invocation_reads_an_earlier_agents_temp_valu
     assert seen == [
         ("writer", None),
         ("reader", {"text": "first draft"}),
-        ("reader sees", False),
+        ("reader sees", True),
         ("writer", None),  # the second invocation starts without the first one's temp: keys
         ("reader", {"text": "first draft"}),
-        ("reader sees", False),
+        ("reader sees", True),
     ]
     stored = await service.get_session(app_name="app", user_id="u", session_id=session.id)
     assert stored is not None

@@ -75,13 +75,14 @@ class BaseAgent(BaseModel):
         changes = dict(update or {})
         if "parent_agent" in changes:
             raise UsageError(
-                "clone() cannot set parent_agent: an agent gets its parent when it is put in "
-                "another agent's sub_agents."
+                "Cannot update `parent_agent` field in clone: an agent gets its parent when it "
+                "is put in another agent's sub_agents."
             )
         unknown = set(changes) - set(type(self).model_fields)
         if unknown:
             raise UsageError(
-                f"clone(): {type(self).__name__} has no field {', '.join(sorted(unknown))}."
+                f"Cannot update nonexistent fields in {type(self).__name__}: "
+                f"{', '.join(sorted(unknown))}. clone(update=...) takes the agent's fields."
             )
         data: dict[str, Any] = {}
         for name in type(self).model_fields:

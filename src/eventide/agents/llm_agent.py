@@ -195,11 +195,14 @@ class LlmAgent(BaseAgent):
         return resolved
 
     async def canonical_instruction(self, context: ReadonlyContext) -> tuple[str, bool]:
-        """The instruction text, and whether placeholders should be filled in it."""
+        """The instruction text, and google-adk's ``bypass_state_injection`` flag: True when
+        the text came from an instruction provider (its ``{placeholders}`` are left as they
+        are), False for a string instruction (its placeholders are filled from state)."""
         return await _resolve_instruction(self.instruction, context)
 
     async def canonical_global_instruction(self, context: ReadonlyContext) -> tuple[str, bool]:
-        """The global instruction text, and whether placeholders should be filled in it."""
+        """The global instruction text, and ``bypass_state_injection`` as in
+        :meth:`canonical_instruction`."""
         return await _resolve_instruction(self.global_instruction, context)
 
     @property
@@ -512,8 +515,8 @@ async def _resolve_instruction(
     instruction: str | InstructionProvider, context: ReadonlyContext
 ) -> tuple[str, bool]:
     if isinstance(instruction, str):
-        return instruction, True
+        return instruction, False
     text = instruction(context)
     if inspect.isawaitable(text):
         text = await text
-    return str(text), False
+    return str(text), True

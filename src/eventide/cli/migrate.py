@@ -9,8 +9,13 @@ they were. For each Python file it:
 - rewrites ``from google.genai import types`` (and ``from google.genai.types import ...``)
   to Eventide's ``types`` when every ``types.X`` the file uses exists there; otherwise it
   keeps google-genai (Eventide accepts its objects) and says which names kept it;
-- reports every use it cannot map (a name Eventide lacks, a module import, a dotted
-  ``google.adk`` reference), with the reason and, where there is one, what to use instead.
+- rewrites module imports (``from google.adk.agents import llm_agent``, ``import
+  google.adk.runners as r``), dotted uses (``google.adk.runners.Runner``), the workflow
+  (``google.adk.workflow`` is ``eventide.workflow``) and google-adk 2.x's top-level names
+  (``from google.adk import Agent, Event, Workflow, Context``): see ``migrate_modules``;
+- reports every use it cannot map (a name Eventide lacks, a module whose names Eventide
+  lacks, a dotted reference to one), with the reason and, where there is one, what to use
+  instead.
 
 ``--check`` changes nothing and exits 1 when a file would change (for CI).
 """
@@ -23,6 +28,17 @@ from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from eventide.cli.migrate_modules import (
+    TOP_LEVEL_2X,
+    WORKFLOW_MODULE,
+    WORKFLOW_NAMES,
+    ModuleTarget,
+    ModuleUses,
+    dotted_target,
+    has_same_path_module,
+    module_target,
+)
 
 __all__ = ["Change", "FileReport", "Unmapped", "migrate_path", "migrate_source"]
 
@@ -91,7 +107,7 @@ def _eventide_names() -> tuple[frozenset[str], frozenset[str]]:
     import eventide
     from eventide import types
 
-    return frozenset(eventide.__all__), frozenset(types.__all__)
+    return frozenset(eventide.__all__) | TOP_LEVEL_2X, frozenset(types.__all__)
 
 
 def _dotted(node: cst.BaseExpression | None) -> str:
@@ -123,11 +139,41 @@ class _TypesUses(cst.CSTVisitor):
 class _Migrator(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, report: FileReport, types_ok: dict[str, bool]) -> None:
+    def __init__(self, report: FileReport, types_ok: dict[str, bool], uses: ModuleUses) -> None:
         super().__init__()
         self.report = report
         self.types_ok = types_ok  # genai types alias -> whether Eventide's types suffice
         self.eventide_names, self.types_names = _eventide_names()
+        self.module_aliases = uses.module_aliases()  # local module name -> attributes read
+        self.dotted_targets = {
+            chain: dotted_target(chain, self.eventide_names, RENAMED) for chain in uses.dotted_uses
+        }
+        self.attribute_renames: dict[str, dict[str, str]] = {}  # local -> {adk: eventide}
+        self.eventide_imported = False
+
+    def _module(
+        self, node: cst.CSTNode, adk_module: str, local: str, code: str
+    ) -> cst.BaseSmallStatement | None:
+        """The Eventide import for a google-adk module bound to ``local``, or None (reported)
+        when the file reads names from it that Eventide lacks."""
+        attrs = self.module_aliases.get(local)
+        if attrs is None:
+            self._unmapped(node, code, f"{local!r} is used as a value, not only as a module")
+            return None
+        target = module_target(adk_module, local, attrs, self.eventide_names, RENAMED)
+        if not isinstance(target, ModuleTarget):
+            self._unmapped(
+                node,
+                code,
+                f"Eventide has no {', '.join(target)} (used as {local}.<name>): import what "
+                "Eventide has from eventide and replace the rest",
+            )
+            return None
+        if target.renames:
+            self.attribute_renames[local] = target.renames
+        statement = cst.parse_statement(target.statement)
+        assert isinstance(statement, cst.SimpleStatementLine)
+        return statement.body[0]
 
     def _line(self, node: cst.CSTNode) -> int:
         # libcst's get_metadata result includes its untyped "no default" sentinel for pyright;
@@ -143,22 +189,69 @@ class _Migrator(cst.CSTTransformer):
     # --- import google.adk... / import google.genai... ---
     def leave_Import(
         self, original_node: cst.Import, updated_node: cst.Import
-    ) -> cst.Import | cst.RemovalSentinel:
-        for alias in original_node.names:
-            name = _dotted(alias.name)
-            if name == _ADK or name.startswith(_ADK + "."):
+    ) -> cst.BaseSmallStatement | cst.FlattenSentinel[cst.BaseSmallStatement] | cst.RemovalSentinel:
+        adk = [
+            a for a in original_node.names if _dotted(a.name).split(".")[:2] == ["google", "adk"]
+        ]
+        if not adk:
+            return updated_node
+        if len(adk) != len(original_node.names):
+            self._unmapped(
+                original_node,
+                _code(original_node),
+                "google-adk and other modules in one import: put google-adk's on its own line",
+            )
+            return updated_node
+        statements: list[cst.BaseSmallStatement] = []
+        for alias in adk:
+            module = _dotted(alias.name)
+            if alias.asname is not None:
+                local = alias.evaluated_alias or module
+                mapped = self._module(original_node, module, local, _code(original_node))
+                if mapped is None:
+                    return updated_node
+                statements.append(mapped)
+                continue
+            if not self.eventide_imported and any(self.dotted_targets.values()):
+                self.eventide_imported = True
+                statements.append(cst.Import(names=[cst.ImportAlias(name=cst.Name("eventide"))]))
+                targets = [t for t in self.dotted_targets.values() if t]
+                if any(t.startswith("eventide.workflow.") for t in targets):
+                    workflow = cst.parse_statement("import eventide.workflow")
+                    assert isinstance(workflow, cst.SimpleStatementLine)
+                    statements.append(workflow.body[0])
+            missing = sorted(c for c, t in self.dotted_targets.items() if t is None)
+            if missing:
+                # Kept for the uses Eventide cannot take; the others use eventide already.
                 self._unmapped(
                     original_node,
                     _code(original_node),
-                    "a module import of google-adk: import the names it uses from eventide "
-                    "instead (`from eventide import LlmAgent, Runner, ...`)",
+                    f"a module import of google-adk whose uses {', '.join(missing)} Eventide "
+                    "lacks: import the names Eventide has from eventide instead",
                 )
-        return updated_node
+                statements.append(
+                    cst.Import(names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+                )
+        new_code = "; ".join(_code(s) for s in statements)
+        if new_code == _code(original_node):
+            return updated_node
+        self.report.changes.append(
+            Change(
+                self._line(original_node),
+                _code(original_node),
+                new_code or "(removed: nothing in the file uses it)",
+            )
+        )
+        if not statements:
+            return cst.RemoveFromParent()
+        if len(statements) == 1:
+            return statements[0]
+        return cst.FlattenSentinel(statements)
 
     # --- from X import ... ---
     def leave_ImportFrom(
         self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom
-    ) -> cst.ImportFrom | cst.FlattenSentinel[cst.BaseSmallStatement]:
+    ) -> cst.BaseSmallStatement | cst.FlattenSentinel[cst.BaseSmallStatement]:
         if original_node.relative:
             return updated_node
         module = _dotted(original_node.module)
@@ -174,14 +267,32 @@ class _Migrator(cst.CSTTransformer):
             )
             return updated_node
         mapped: list[cst.ImportAlias] = []
+        workflow: list[cst.ImportAlias] = []
+        modules: list[cst.BaseSmallStatement] = []
         kept: list[cst.ImportAlias] = []
         for alias in original_node.names:
             name = _dotted(alias.name)
             local = alias.evaluated_alias or name
             target = RENAMED.get(name, name)
+            asname = None if local == target else cst.AsName(name=cst.Name(local))
+            if module == WORKFLOW_MODULE and target in WORKFLOW_NAMES - TOP_LEVEL_2X:
+                workflow.append(cst.ImportAlias(name=cst.Name(target), asname=asname))
+                continue
             if target in self.eventide_names:
-                asname = None if local == target else cst.AsName(name=cst.Name(local))
                 mapped.append(cst.ImportAlias(name=cst.Name(target), asname=asname))
+                continue
+            if (
+                local in self.module_aliases
+                and name not in UNSUPPORTED
+                and (self.module_aliases[local] or has_same_path_module(f"{module}.{name}"))
+            ):
+                statement = self._module(
+                    original_node, f"{module}.{name}", local, f"from {module} import {name}"
+                )
+                if statement is not None:
+                    modules.append(statement)
+                    continue
+                kept.append(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT))
                 continue
             kept.append(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT))
             reason = UNSUPPORTED.get(name)
@@ -194,16 +305,31 @@ class _Migrator(cst.CSTTransformer):
                 else:
                     reason = f"Eventide has no {name!r}"
             self._unmapped(original_node, f"from {module} import {name}", reason)
-        if not mapped:
+        new: list[cst.BaseSmallStatement] = []
+        if mapped:
+            new.append(cst.ImportFrom(module=cst.Name("eventide"), names=_with_commas(mapped)))
+        if workflow:
+            new.append(
+                cst.ImportFrom(
+                    module=cst.Attribute(value=cst.Name("eventide"), attr=cst.Name("workflow")),
+                    names=_with_commas(workflow),
+                )
+            )
+        new.extend(modules)
+        if not new:
             return updated_node
-        new_import = cst.ImportFrom(module=cst.Name("eventide"), names=_with_commas(mapped))
         self.report.changes.append(
-            Change(self._line(original_node), _code(original_node), _code(new_import))
+            Change(
+                self._line(original_node),
+                _code(original_node),
+                "; ".join(_code(statement) for statement in new),
+            )
         )
-        if not kept:
-            return new_import
-        rest = updated_node.with_changes(names=_with_commas(kept))
-        return cst.FlattenSentinel([new_import, rest])
+        if kept:
+            new.append(updated_node.with_changes(names=_with_commas(kept)))
+        if len(new) == 1:
+            return new[0]
+        return cst.FlattenSentinel(new)
 
     def _genai(
         self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom, module: str
@@ -244,17 +370,31 @@ class _Migrator(cst.CSTTransformer):
         )
         return new_import
 
-    # --- dotted google.adk references in code ---
+    # --- dotted google.adk references, and names read from a mapped module ---
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        name = _dotted(node)
-        if name.startswith(_ADK + "."):
-            self._unmapped(
-                node,
-                name,
-                "a dotted google-adk reference: import the name from eventide and use it directly",
-            )
-            return False
-        return True
+        return not _dotted(node).startswith(_ADK + ".")  # the whole chain is one use
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
+        chain = _dotted(original_node)
+        if chain.startswith(_ADK + "."):
+            target = self.dotted_targets.get(chain)
+            if target is None:
+                self._unmapped(
+                    original_node,
+                    chain,
+                    "a dotted google-adk reference to a name Eventide lacks: import what "
+                    "Eventide has from eventide and replace the rest",
+                )
+                return updated_node
+            return cst.parse_expression(target)
+        base = original_node.value
+        if isinstance(base, cst.Name) and base.value in self.attribute_renames:
+            renamed = self.attribute_renames[base.value].get(original_node.attr.value)
+            if renamed is not None:
+                return updated_node.with_changes(attr=cst.Name(renamed))
+        return updated_node
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
@@ -337,12 +477,37 @@ def migrate_source(source: str, path: Path = Path("<source>")) -> FileReport:
                         "(Eventide accepts google.genai objects wherever it takes content)",
                     )
                 )
-    new_module = wrapper.visit(_Migrator(report, types_ok))
+    module_uses = ModuleUses(_module_candidates(wrapper.module))
+    wrapper.module.visit(module_uses)
+    new_module = wrapper.visit(_Migrator(report, types_ok, module_uses))
     if new_module.code != source:
         report.new_source = new_module.code
     report.changes.sort(key=lambda c: c.line)
     report.unmapped.sort(key=lambda u: u.line)
     return report
+
+
+def _module_candidates(module: cst.Module) -> set[str]:
+    """Local names that google-adk imports may bind to a module (``from google.adk.x import
+    y`` of a name Eventide does not export, ``import google.adk.x as y``)."""
+    eventide_names, _ = _eventide_names()
+    names: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                if _dotted(small.module).split(".")[:2] != ["google", "adk"]:
+                    continue
+                for alias in small.names:
+                    name = _dotted(alias.name)
+                    if RENAMED.get(name, name) not in eventide_names:
+                        names.add(alias.evaluated_alias or name)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    if alias.asname is not None and _dotted(alias.name).startswith(_ADK + "."):
+                        names.add(alias.evaluated_alias or _dotted(alias.name))
+    return names
 
 
 def _first_line(source: str, needle: str) -> int:

@@ -300,7 +300,10 @@ def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest)
     value: Any = text
     if agent.output_schema is not None:
         try:
-            value = agent.output_schema.model_validate_json(text).model_dump(mode="json")
+            # None fields are left out, as google-adk stores them.
+            value = agent.output_schema.model_validate_json(text).model_dump(
+                mode="json", exclude_none=True
+            )
         except pydantic.ValidationError as exc:
             event.error_code = "OUTPUT_SCHEMA_MISMATCH"
             event.error_message = (

@@ -32,7 +32,12 @@ from eventide.artifacts.base_artifact_service import (
     is_user_scoped,
     tombstone,
 )
-from eventide.errors import EventNotFoundError, SessionNotFoundError, UsageError
+from eventide.errors import (
+    AlreadyExistsError,
+    EventNotFoundError,
+    SessionNotFoundError,
+    UsageError,
+)
 from eventide.events import Event
 from eventide.history.rewind import restore_point
 from eventide.sessions.base_session_service import BaseSessionService
@@ -63,7 +68,8 @@ async def fork_session(
     Raises:
         SessionNotFoundError: the source session does not exist.
         EventNotFoundError: the event is not in the source session. Nothing is created.
-        UsageError: ``new_session_id`` is taken, or artifacts must be copied but no artifact
+        AlreadyExistsError: ``new_session_id`` is taken.
+        UsageError: artifacts must be copied but no artifact
             service was given. Nothing is created.
     """
     source = await session_service.get_session(
@@ -113,7 +119,7 @@ async def fork_session(
         )
         is not None
     ):
-        raise UsageError(
+        raise AlreadyExistsError(
             f"Session {new_session_id!r} already exists for app {app_name!r} and user "
             f"{user_id!r}; fork into a new session id (or leave it out to get a fresh one)."
         )

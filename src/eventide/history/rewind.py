@@ -159,8 +159,9 @@ def find_invocation(session: Session, invocation_id: str) -> int:
     position = next((i for i, e in enumerate(events) if e.invocation_id == invocation_id), None)
     if position is None:
         raise InvocationNotFoundError(
-            f"Invocation {invocation_id!r} is not in session {session.id!r} (it is unknown or "
-            "belongs to another session). Pick an invocation_id from this session's events.",
+            f"Invocation ID not found: {invocation_id}. Invocation {invocation_id!r} is not in "
+            f"session {session.id!r} (it is unknown or belongs to another session); pick an "
+            "invocation_id from this session's events.",
             session_id=session.id,
             invocation_id=invocation_id,
         )

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from eventide import types
 from eventide._model import EventideModel
 from eventide.sessions.session import Session
+
+if TYPE_CHECKING:
+    from eventide.events import Event
 
 __all__ = ["BaseMemoryService", "MemoryEntry", "SearchMemoryResponse"]
 
@@ -47,6 +52,46 @@ class BaseMemoryService(ABC):
         self, *, app_name: str, user_id: str, session_id: str | None = None
     ) -> None:
         """Forget the user's memories (of one session, when ``session_id`` is given)."""
+
+    async def add_events_to_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        session_id: str | None = None,
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Index these events as an addition to what is remembered of the session (not the
+        whole session). Optional: the default says this service cannot."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot add events to memory one batch at a time; call "
+            "add_session_to_memory(session) to add the whole session."
+        )
+
+    async def add_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Store these memory entries directly. Optional: the default says this service
+        cannot."""
+        raise NotImplementedError(
+            f"{type(self).__name__} takes no direct memory writes; add events with "
+            "add_events_to_memory(...) or add_session_to_memory(session) instead."
+        )
+
+    async def delete_memory(
+        self, *, app_name: str, user_id: str, memory_id: str | None = None
+    ) -> None:
+        """Forget one memory by its id. Optional: the default says this service cannot."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot delete single memories; delete_memories(...) "
+            "forgets a user's (or one session's) memories."
+        )
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from eventide import types
@@ -42,6 +43,25 @@ class InMemoryMemoryService(BaseMemoryService):
             if event.text and event.content is not None and not event.partial
         ]
         self._store.setdefault((session.app_name, session.user_id), {})[session.id] = indexed
+
+    async def add_events_to_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        session_id: str | None = None,
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Index these events after what is remembered of ``session_id`` (events already
+        remembered, by id, are skipped); without a session id they are kept under ``""``."""
+        entries = self._store.setdefault((app_name, user_id), {}).setdefault(session_id or "", [])
+        known = {event.id for event, _, _ in entries}
+        for event in events:
+            if event.text and event.content is not None and not event.partial:
+                if event.id not in known:
+                    entries.append((event, event.content, _words(event.text)))
+                    known.add(event.id)
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str

@@ -60,7 +60,11 @@ class PluginManager(BasePlugin):
                 f"Plugins must subclass eventide.BasePlugin; got {type(plugin).__name__}."
             )
         if any(p.name == plugin.name for p in self.plugins):
-            raise UsageError(f"Two plugins are named {plugin.name!r}; names must be unique.")
+            # google-adk's wording first (apps and tests match on it), then what to do.
+            raise UsageError(
+                f"Plugin with name '{plugin.name}' already registered. Plugin names must be "
+                "unique: give the new one another name."
+            )
 
     def register_plugin(self, plugin: BasePlugin) -> None:
         """Add ``plugin`` after the others (its name must be new); its hooks run from the

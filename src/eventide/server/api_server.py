@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from fastapi import FastAPI, HTTPException
+from fastapi import FastAPI, HTTPException, Response
 from fastapi.responses import RedirectResponse
 
 from eventide.apps.app import App
@@ -35,7 +35,8 @@ from eventide.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddlewa
 from eventide.server.dev_routes import add_dev_routes
 from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
-from eventide.server.info_routes import add_info_routes
+from eventide.server.info_routes import add_info_routes, detailed_app_list
+from eventide.server.json_responses import json_response
 from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.protocol_fast_path import ProtocolFastPath, ProtocolHandler
@@ -198,9 +199,12 @@ def create_app(
         """``{"status": "ok"}`` while the server accepts requests."""
         return {"status": "ok", "version": __version__}
 
-    @api.get("/list-apps", summary="List the apps served", tags=["server"])
-    async def list_apps() -> list[str]:
-        """The names of the apps this server serves, sorted."""
+    @api.get("/list-apps", summary="List the apps served", tags=["server"], response_model=None)
+    async def list_apps(detailed: bool = False) -> list[str] | Response:
+        """The names of the apps this server serves, sorted; with ``?detailed=true``,
+        ``{"apps": [...]}`` describing each app that loads, as ``adk api_server`` answers."""
+        if detailed:
+            return json_response({"apps": await detailed_app_list(registry)})
         return registry.names()
 
     @api.get(

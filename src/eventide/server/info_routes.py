@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import logging
 import platform
 from typing import Any
 
@@ -23,7 +24,9 @@ from eventide.tools.base_tool import BaseTool
 from eventide.tools.base_toolset import BaseToolset
 from eventide.types import camel_case_keys
 
-__all__ = ["add_info_routes", "root_agent_of", "runtime_config"]
+__all__ = ["add_info_routes", "detailed_app_list", "root_agent_of", "runtime_config"]
+
+logger = logging.getLogger("eventide.server")
 
 
 def runtime_config() -> dict[str, Any]:
@@ -42,6 +45,31 @@ async def root_agent_of(registry: AppRegistry, app_name: str) -> BaseAgent:
     except AppLoadError as exc:
         raise HTTPException(500, detail=str(exc)) from exc
     return runner.agent
+
+
+async def detailed_app_list(registry: AppRegistry) -> list[dict[str, Any]]:
+    """Each served app that loads, as ``adk api_server``'s ``/list-apps?detailed=true``
+    describes it; an app that fails to load is logged and left out, as there."""
+    apps: list[dict[str, Any]] = []
+    for name in registry.names():
+        try:
+            root = (await registry.runner(name)).agent
+        except (AppLoadError, AppNotFoundError) as exc:
+            logger.error("Failed to load app %r for the app list: %s", name, exc)
+            continue
+        folder = registry.folder(name)
+        yaml = folder is not None and (folder / "root_agent.yaml").is_file()
+        apps.append(
+            {
+                "name": name,
+                "rootAgentName": root.name,
+                "description": root.description,
+                "language": "yaml" if yaml else "python",
+                "isComputerUse": False,
+                "agents": None,
+            }
+        )
+    return apps
 
 
 def _tool_declarations(agent: BaseAgent) -> list[dict[str, Any]]:

@@ -47,7 +47,7 @@ class BaseSessionService(ABC):
         """Create a session (with an initial state, scoped keys allowed) and return it.
 
         Raises:
-            UsageError: a session with ``session_id`` already exists.
+            AlreadyExistsError: a session with ``session_id`` already exists (a UsageError).
         """
 
     @abstractmethod

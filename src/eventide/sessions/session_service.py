@@ -63,6 +63,7 @@ from typing import Any, Self, SupportsIndex, overload
 
 from eventide._ids import new_id
 from eventide.errors import (
+    AlreadyExistsError,
     CorruptRecordError,
     RecordTooLargeError,
     SessionNotFoundError,
@@ -168,7 +169,7 @@ class SessionService(BaseSessionService):
             app_name=app_name, user_id=user_id, session_id=sid, deltas=deltas, now=now
         )
         if merged is None:
-            raise UsageError(
+            raise AlreadyExistsError(
                 f"Session {sid!r} already exists for app {app_name!r} and user {user_id!r}; "
                 "use get_session to load it or pick another session_id."
             )

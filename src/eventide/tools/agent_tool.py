@@ -58,7 +58,9 @@ class AgentTool(BaseTool):
 
         input_schema = getattr(self.agent, "input_schema", None)
         if input_schema is not None:
-            message = json.dumps(input_schema.model_validate(args).model_dump(mode="json"))
+            message = json.dumps(
+                input_schema.model_validate(args).model_dump(mode="json", exclude_none=True)
+            )
         else:
             message = str(args.get("request", ""))
         if self.skip_summarization:
@@ -92,7 +94,10 @@ class AgentTool(BaseTool):
                 answer = event.text
         output_schema = getattr(self.agent, "output_schema", None)
         if output_schema is not None and answer:
-            return output_schema.model_validate_json(answer).model_dump(mode="json")
+            # None fields are left out, as google-adk returns them.
+            return output_schema.model_validate_json(answer).model_dump(
+                mode="json", exclude_none=True
+            )
         return answer or ""
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from abc import ABC, abstractmethod
+from abc import ABC
 from typing import TYPE_CHECKING, Any, Self
 
 from eventide import types
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["BaseTool"]
 
 
-class BaseTool(ABC):
+class BaseTool(ABC):  # noqa: B024 - abstract by intent, like google-adk's: no method is required
     """Base of tools.
 
     Attributes:
@@ -44,18 +44,33 @@ class BaseTool(ABC):
         method, so ADK tool classes are declared unchanged), read into a
         ``types.FunctionDeclaration`` (google-genai's, with a ``Schema``, is accepted).
         """
+        if type(self)._get_declaration is BaseTool._get_declaration:
+            return None
         declaration = self._get_declaration()
         if declaration is None or isinstance(declaration, types.FunctionDeclaration):
             return declaration
         return types.FunctionDeclaration.model_validate(declaration)
 
     def _get_declaration(self) -> Any:
-        """google-adk's declaration hook: override it or :meth:`get_declaration`."""
-        return None
+        """google-adk's declaration hook: override it or :meth:`get_declaration`.
 
-    @abstractmethod
+        A tool that overrides :meth:`get_declaration` answers here with the same
+        declaration, so code written against google-adk reads every tool's declaration.
+        """
+        if type(self).get_declaration is BaseTool.get_declaration:
+            return None
+        return self.get_declaration()
+
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        """Run the tool with the model's arguments and return its result."""
+        """Run the tool with the model's arguments and return its result.
+
+        Not abstract: a tool that only changes the request (``process_llm_request``), like
+        the built-in Gemini tools, never runs here, as with google-adk.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} ({self.name!r}) does not implement run_async: a tool the "
+            "model calls must override it"
+        )
 
     async def process_llm_request(
         self, *, tool_context: ToolContext, llm_request: LlmRequest

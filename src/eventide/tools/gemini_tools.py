@@ -4,7 +4,9 @@ The model runs these tools itself, on Google's side: the agent only switches the
 request (``types.Tool(google_search={})`` and so on), and the answer comes back grounded,
 with its sources in ``event.grounding_metadata``. Only Gemini models have them: an
 ``LlmAgent`` whose model is named and is not a Gemini model refuses them when it is built,
-and the other providers' connectors refuse a request that carries them.
+``google_search`` and ``url_context`` refuse a request for such a model (as google-adk's do;
+``ADK_DISABLE_GEMINI_MODEL_ID_CHECK=true`` turns that off), and the other providers'
+connectors refuse a request that carries them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ __all__ = [
 ]
 
 
+# google-adk's switch for Gemini models served under other names.
+_NO_MODEL_CHECK = "ADK_DISABLE_GEMINI_MODEL_ID_CHECK"
+
+
 def is_gemini_model_name(name: str) -> bool:
     """Whether ``name`` names a Gemini model (``gemini-*``, or a Vertex AI resource path or
     ``models/`` name ending in one)."""
@@ -45,6 +51,9 @@ class GeminiBuiltInTool(BaseTool):
     """
 
     tool_field: str = ""
+    # google-adk's label in its "... tool is not supported for model X" error; empty for a
+    # tool google-adk does not check at request time.
+    adk_label: str = ""
 
     def settings(self) -> dict[str, Any]:
         """The settings sent in ``types.Tool(<tool_field>=...)``."""
@@ -53,6 +62,19 @@ class GeminiBuiltInTool(BaseTool):
     async def process_llm_request(
         self, *, tool_context: ToolContext, llm_request: LlmRequest
     ) -> None:
+        model = llm_request.model
+        if (
+            self.adk_label
+            and not (model and is_gemini_model_name(model))
+            and os.environ.get(_NO_MODEL_CHECK, "").lower() not in ("1", "true", "yes")
+        ):
+            # The same check as when the agent is built, for requests built another way (an
+            # agent without a model of its own, a request made by hand), as google-adk does.
+            raise UsageError(
+                f"{self.adk_label} tool is not supported for model {model}: {self.name} is a "
+                "Gemini built-in tool. Use a Gemini model (e.g. 'gemini-2.5-flash'), or set "
+                f"{_NO_MODEL_CHECK}=true when the model is Gemini under another name."
+            )
         tools = llm_request.config.tools if llm_request.config.tools is not None else []
         tools.append(types.Tool.model_validate({self.tool_field: self.settings()}))
         llm_request.config.tools = tools
@@ -72,6 +94,7 @@ class GoogleSearchTool(GeminiBuiltInTool):
     """
 
     tool_field = "google_search"
+    adk_label = "Google search"
 
     def __init__(self, *, bypass_multi_tools_limit: bool = False, model: str | None = None) -> None:
         super().__init__(name="google_search", description="google_search")
@@ -83,6 +106,7 @@ class UrlContextTool(GeminiBuiltInTool):
     """Lets the model read the web pages whose URLs appear in the conversation."""
 
     tool_field = "url_context"
+    adk_label = "Url context"
 
     def __init__(self) -> None:
         super().__init__(name="url_context", description="url_context")

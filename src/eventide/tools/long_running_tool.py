@@ -26,9 +26,11 @@ class LongRunningFunctionTool(FunctionTool):
 
     def get_declaration(self) -> types.FunctionDeclaration:
         declaration = super().get_declaration()
+        # The note google-adk gives the model, word for word: the same prompt on both
+        # runtimes, and ADK tests and apps match on it.
         note = (
-            "NOTE: this is a long-running operation. Do not call this tool again if it has "
-            "already returned an intermediate or pending status."
+            "NOTE: This is a long-running operation. Do not call this tool again if it has "
+            "already returned some intermediate or pending status."
         )
         if declaration.description and note not in declaration.description:
             declaration.description = f"{declaration.description}\n\n{note}"

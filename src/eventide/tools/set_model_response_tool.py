@@ -48,4 +48,4 @@ class SetModelResponseTool(BaseTool):
                 "error": f"The answer does not match the required schema: {exc.errors()}. "
                 "Call set_model_response again with a valid answer."
             }
-        return value.model_dump(mode="json")
+        return value.model_dump(mode="json", exclude_none=True)  # as google-adk answers

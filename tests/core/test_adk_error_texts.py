@@ -1,0 +1,82 @@
+"""Error texts google-adk's tests and apps match on (``pytest.raises(..., match=...)``,
+``except ValueError as e: if "..." in str(e)``): each Eventide error starts with google-adk
+2.13's words, then says what to do. The errors stay Eventide's classes (all ValueErrors, as
+google-adk's are)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from eventide import (
+    App,
+    BasePlugin,
+    CallbackContext,
+    InMemoryRunner,
+    InMemorySessionService,
+    LlmAgent,
+    Runner,
+)
+from eventide.contexts import InvocationContext
+from eventide.plugins.plugin_manager import PluginManager
+from eventide.testing import ScriptedModel
+
+
+def _agent() -> LlmAgent:
+    return LlmAgent(name="a", model=ScriptedModel(responses=["ok"]))
+
+
+def test_runner_construction_errors() -> None:
+    agent = _agent()
+    with pytest.raises(
+        ValueError, match=re.escape("Only one of app, agent, or node may be provided.")
+    ):
+        Runner(
+            app=App(name="app", root_agent=agent),
+            agent=agent,
+            session_service=InMemorySessionService(),
+        )
+    with pytest.raises(ValueError, match="One of app, agent, or node must be provided"):
+        Runner(app_name="app", session_service=InMemorySessionService())
+    with pytest.raises(ValueError, match="app_name is required when agent is provided"):
+        Runner(agent=agent, session_service=InMemorySessionService())
+
+
+def test_clone_errors() -> None:
+    agent = _agent()
+    with pytest.raises(ValueError, match="Cannot update nonexistent fields in LlmAgent: invalid"):
+        agent.clone(update={"invalid": 1})
+    with pytest.raises(ValueError, match="Cannot update `parent_agent` field in clone"):
+        agent.clone(update={"parent_agent": None})
+
+
+def test_duplicate_plugin_name() -> None:
+    manager = PluginManager()
+    manager.register_plugin(BasePlugin(name="p1"))
+    with pytest.raises(ValueError, match=re.escape("Plugin with name 'p1' already registered.")):
+        manager.register_plugin(BasePlugin(name="p1"))
+
+
+async def test_artifacts_without_an_artifact_service() -> None:
+    service = InMemorySessionService()
+    session = await service.create_session(app_name="app", user_id="u")
+    ctx = CallbackContext(
+        InvocationContext(
+            invocation_id="i", agent=_agent(), session=session, session_service=service
+        )
+    )
+    with pytest.raises(ValueError, match=re.escape("Artifact service is not initialized.")):
+        await ctx.list_artifacts()
+
+
+async def test_rewind_to_an_unknown_invocation() -> None:
+    runner = InMemoryRunner(_agent(), app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    async for _ in runner.run_async(user_id="u", session_id=session.id, new_message="hi"):
+        pass
+    with pytest.raises(ValueError, match=r"Invocation ID not found: inv_missing"):
+        await runner.rewind_async(
+            user_id="u", session_id=session.id, rewind_before_invocation_id="inv_missing"
+        )
+    await runner.close()
