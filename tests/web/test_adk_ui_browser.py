@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from tests.server.harness import ThreadedServer
 from tests.web.test_dev_ui_browser import CHROMIUM, LAUNCH_FLAGS, _need_browser
 
 SLOW_ANSWER = "Let me think about that for a while, one word at a time, slowly."
+# Set when the slow answer's stream is closed: the server cancelled its turn.
+SLOW_STREAM_CLOSED = threading.Event()
 
 
 async def get_weather(city: str, tool_context: ToolContext) -> dict[str, Any]:
@@ -68,15 +71,20 @@ class WeatherModel(BaseLlm):
         else:
             answer = f"You said: {text.strip()}"
         if stream:
-            delay = 0.4 if answer == SLOW_ANSWER else 0.02
-            shown = ""
-            for word in answer.split(" "):
-                shown = f"{shown} {word}".strip()
-                await asyncio.sleep(delay)
+            words = answer.split(" ")
+            for index, word in enumerate(words):
+                if answer == SLOW_ANSWER and index == 3:
+                    # The rest never comes on its own: the test reloads the page here, and
+                    # the server must cancel the turn (closing this stream) when it leaves.
+                    try:
+                        await asyncio.sleep(3600)
+                    finally:
+                        SLOW_STREAM_CLOSED.set()
+                await asyncio.sleep(0.02)
+                last = index == len(words) - 1
                 yield LlmResponse(
                     content=types.Content(
-                        role="model",
-                        parts=[types.Part(text=f"{word} " if shown != answer else word)],
+                        role="model", parts=[types.Part(text=word if last else f"{word} ")]
                     ),
                     partial=True,
                 )
@@ -323,15 +331,17 @@ def test_adk_dev_ui_against_eventide(adk_ui_server: ThreadedServer, tmp_path: Pa
             page.get_by_label("More options").click()
             page.get_by_role("menuitem").filter(has_text="Streaming").click()
             page.keyboard.press("Escape")
+            SLOW_STREAM_CLOSED.clear()
             box.fill("Answer slowly please")
             box.press("Enter")
             # The first words are on screen while the rest is still being generated.
             expect(page.get_by_text(re.compile(r"^Let me think"))).to_be_visible()
-            assert page.get_by_text(SLOW_ANSWER).count() == 0
             page.reload()
             expect(page.get_by_text("Answer slowly please")).to_be_visible()
             expect(page.get_by_text("Here is my file")).to_be_visible()
-            # The turn was cancelled when the page left: its answer was never committed.
+            # The turn was cancelled when the page left: its stream was closed and its answer
+            # was never committed.
+            assert SLOW_STREAM_CLOSED.wait(30)
             expect(page.get_by_text(re.compile(r"^Let me think"))).to_have_count(0)
             events = httpx.get(f"{url}/apps/weather/users/user/sessions/{first}").json()["events"]
             assert events[-1]["content"]["parts"][0]["text"] == "Answer slowly please"
