@@ -81,10 +81,10 @@ class WeatherModel(BaseLlm):
                     finally:
                         SLOW_STREAM_CLOSED.set()
                 await asyncio.sleep(0.02)
-                last = index == len(words) - 1
+                final = index == len(words) - 1
                 yield LlmResponse(
                     content=types.Content(
-                        role="model", parts=[types.Part(text=word if last else f"{word} ")]
+                        role="model", parts=[types.Part(text=word if final else f"{word} ")]
                     ),
                     partial=True,
                 )
