@@ -35,6 +35,7 @@ from eventide._sql_migrations import migrate_postgres
 from eventide.errors import BackendError
 from eventide.sessions.session_store import (
     AppendOutcome,
+    AppendRequest,
     ListedSession,
     LoadedSession,
     StoredEvent,
@@ -506,33 +507,21 @@ class PostgresSessionStore:
 
         await self._run(work)
 
-    async def append(
-        self,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        event_id: str,
-        invocation_id: str,
-        timestamp: float,
-        event_json: str,
-        session_delta: dict[str, Any] | None,
-        app_delta: dict[str, Any] | None,
-        user_delta: dict[str, Any] | None,
-        expected_seq: int,
-        compare_and_set: bool,
-    ) -> AppendOutcome:
+    async def append(self, request: AppendRequest) -> AppendOutcome:
+        r = request
+        app_delta, user_delta = r.app_delta, r.user_delta
         # In the order of the statement's parameters (checked at import).
         args: tuple[Any, ...] = (
-            app_name,
-            user_id,
-            session_id,
-            event_id,
-            invocation_id,
-            timestamp,
-            event_json,
-            compare_and_set,
-            expected_seq,
-            encode_json(session_delta) if session_delta else None,
+            r.app_name,
+            r.user_id,
+            r.session_id,
+            r.event_id,
+            r.invocation_id,
+            r.timestamp,
+            r.event_json,
+            r.compare_and_set,
+            r.expected_seq,
+            encode_json(r.session_delta) if r.session_delta else None,
         )
         if app_delta:
             args += (encode_json(app_delta),)
@@ -551,7 +540,7 @@ class PostgresSessionStore:
             return AppendOutcome("missing", 0, 0)
         if seq is not None:
             return AppendOutcome("committed", int(seq), int(seq) - 1)
-        if compare_and_set and before != expected_seq:
+        if r.compare_and_set and before != r.expected_seq:
             return AppendOutcome("stale", int(before), int(before))
         return AppendOutcome("duplicate", int(before), int(before))
 

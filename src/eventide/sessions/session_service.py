@@ -79,6 +79,7 @@ from eventide.sessions.session import (
 )
 from eventide.sessions.session_store import (
     AppendOutcome,
+    AppendRequest,
     LoadedSession,
     SessionStore,
     StoredEvent,
@@ -370,18 +371,20 @@ class SessionService(BaseSessionService):
         where = session.__dict__
         expected: int = where["log_position"]
         outcome = await store.append(
-            where["app_name"],
-            where["user_id"],
-            where["id"],
-            fields["id"],
-            fields["invocation_id"],
-            fields["timestamp"],
-            event_json,
-            session_delta,
-            app_delta,
-            user_delta,
-            expected,
-            compare_and_set,
+            AppendRequest(
+                where["app_name"],
+                where["user_id"],
+                where["id"],
+                fields["id"],
+                fields["invocation_id"],
+                fields["timestamp"],
+                event_json,
+                session_delta,
+                app_delta,
+                user_delta,
+                expected,
+                compare_and_set,
+            )
         )
         status = outcome.status
         if status == "committed":

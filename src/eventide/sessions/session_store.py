@@ -36,12 +36,26 @@ __all__ = [
 
 @dataclass(slots=True)
 class AppendRequest:
-    """One event to commit, already validated and serialized: ``SessionStore.append``'s
-    arguments, in order, for a store that hands them on to helpers (SQLite's).
+    """One event to commit, already validated and serialized: the argument of
+    ``SessionStore.append``.
 
-    Positional, like ``StoredEvent`` and ``AppendOutcome``: passing a dozen fields by
-    keyword costs about 200 ns more per event (a store appending in memory takes a few
-    microseconds in all).
+    Built positionally (in the field order) by ``SessionService`` once per committed event;
+    a store reads the fields it needs. Keyword construction of its dozen fields cost about
+    200 ns more per event than positional.
+
+    Attributes:
+        app_name, user_id, session_id: the session.
+        event_id: the event's id (an id already stored for the session makes the append a
+            no-op: ``duplicate``).
+        invocation_id: the event's invocation.
+        timestamp: the event's time (also the session's new update time).
+        event_json: the event as JSON text (what ``load`` hands back).
+        session_delta, app_delta, user_delta: the event's state delta split by scope
+            (``temp:`` keys removed), None for an empty part. They may be the event's own
+            dict: a store copies what it keeps.
+        expected_seq: the caller's log position (how many events its copy has seen).
+        compare_and_set: commit only when the stored log is exactly ``expected_seq`` long
+            (else ``stale``).
     """
 
     app_name: str
@@ -54,8 +68,6 @@ class AppendRequest:
     session_delta: dict[str, Any] | None
     app_delta: dict[str, Any] | None
     user_delta: dict[str, Any] | None
-    # The caller's log position; with compare_and_set the append only commits when the
-    # stored log is exactly that long.
     expected_seq: int
     compare_and_set: bool
 
@@ -177,27 +189,8 @@ class SessionStore(Protocol):
         """Delete a session and its events."""
         ...
 
-    async def append(
-        self,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        event_id: str,
-        invocation_id: str,
-        timestamp: float,
-        event_json: str,
-        session_delta: dict[str, Any] | None,
-        app_delta: dict[str, Any] | None,
-        user_delta: dict[str, Any] | None,
-        expected_seq: int,
-        compare_and_set: bool,
-    ) -> AppendOutcome:
-        """Commit one event and its state deltas atomically.
-
-        The arguments are ``AppendRequest``'s fields, passed positionally rather than as one
-        object: building one cost about 2% of a whole in-memory commit. The deltas may be
-        the event's own dict: a store copies what it keeps.
-        """
+    async def append(self, request: AppendRequest) -> AppendOutcome:
+        """Commit one event and its state deltas atomically (see the class docstring)."""
         ...
 
     async def close(self) -> None:

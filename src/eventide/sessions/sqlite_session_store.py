@@ -664,35 +664,7 @@ class SqliteSessionStore:
 
         await self._run(delete)
 
-    async def append(
-        self,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        event_id: str,
-        invocation_id: str,
-        timestamp: float,
-        event_json: str,
-        session_delta: dict[str, Any] | None,
-        app_delta: dict[str, Any] | None,
-        user_delta: dict[str, Any] | None,
-        expected_seq: int,
-        compare_and_set: bool,
-    ) -> AppendOutcome:
-        request = AppendRequest(
-            app_name,
-            user_id,
-            session_id,
-            event_id,
-            invocation_id,
-            timestamp,
-            event_json,
-            session_delta,
-            app_delta,
-            user_delta,
-            expected_seq,
-            compare_and_set,
-        )
+    async def append(self, request: AppendRequest) -> AppendOutcome:
         return await self._run(self._append, request)
 
     def _append(self, conn: sqlite3.Connection, r: AppendRequest) -> AppendOutcome:
