@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from eventide.events import Event, EventActions
 from eventide import _sqlite_database
 from eventide._sqlite_database import SqliteDatabase
+from eventide.events import Event, EventActions
 from eventide.sessions.session import Session
 from eventide.sessions.sql_session_service import SqlSessionService
 from eventide.sessions.sqlite_session_store import SqliteSessionStore

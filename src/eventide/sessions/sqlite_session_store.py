@@ -161,7 +161,7 @@ class SqliteSessionStore:
         deltas: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
         now: float,
     ) -> dict[str, Any] | None:
-        return await self._db.run(_create, app_name, user_id, session_id, deltas, now)
+        return await self._db.run(_create, (app_name, user_id, session_id), deltas, now)
 
     async def load(
         self,
@@ -240,9 +240,7 @@ class SqliteSessionStore:
 
 def _create(
     cur: sqlite3.Cursor,
-    app_name: str,
-    user_id: str,
-    session_id: str,
+    where: tuple[str, str, str],
     deltas: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
     now: float,
 ) -> dict[str, Any] | None:
@@ -251,25 +249,17 @@ def _create(
         "INSERT INTO sessions (app_name, user_id, id, state, last_seq, create_time, "
         "update_time, initial_state) VALUES (?, ?, ?, ?, 0, ?, ?, ?) "
         "ON CONFLICT DO NOTHING",
-        (
-            app_name,
-            user_id,
-            session_id,
-            dumps_json(session_state),
-            now,
-            now,
-            dumps_json(initial_state(deltas)),
-        ),
+        (*where, dumps_json(session_state), now, now, dumps_json(initial_state(deltas))),
     )
     if cur.rowcount == 0:
         cur.execute("ROLLBACK")
         return None
+    app_name, user_id, _ = where
     if app_delta:
         _merge_app(cur, app_name, app_delta, now)
     if user_delta:
         _merge_user(cur, app_name, user_id, user_delta, now)
-    row = cur.execute(_SESSION_WITH_STATES, (app_name, user_id, session_id)).fetchone()
-    return merged_state(row, app_name, user_id, session_id)
+    return merged_state(cur.execute(_SESSION_WITH_STATES, where).fetchone(), *where)
 
 
 def _load(
