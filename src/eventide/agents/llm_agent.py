@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
@@ -295,7 +295,7 @@ def _static_text(instruction: str | types.Content | None) -> str | None:
 _LLM_HOOK_FIELDS = tuple(spec.name for spec in LLM_HOOKS)
 
 
-def _has_own_hooks(fields: dict[str, Any]) -> bool:
+def _has_own_hooks(fields: Mapping[str, Any]) -> bool:
     """Whether an agent (its fields) has callbacks of a model or tool hook."""
     for name in _LLM_HOOK_FIELDS:
         if fields[name] is not None:
