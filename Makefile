@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint typecheck unit bench bench-server clean
+.PHONY: install demo test lint typecheck unit bench bench-server bench-peers clean
 
 # llama.cpp's server for the real-model tests (the local-llm extra) builds from source: only
 # the libraries the Python server loads (6 min on 2 cores, measured at light load).
@@ -72,6 +72,14 @@ bench-server: $(STAMP)
 	$$adk_python -m pip install -q asyncpg 'sqlalchemy[asyncio]' && \
 	$(BIN)/python benchmarks/bench_server_vs_adk.py --adk-python $$adk_python \
 		--output $(BENCH_OUT) $(BENCH_ARGS)
+
+## The runtime scenarios (plain turn, tool turn) on Eventide, google-adk, openai-agents,
+## pydantic-ai and LangGraph side by side in one run, each framework in a venv of its own
+## under PEERS_VENVS (created here with pinned versions on first use). BENCH_ARGS=--quick
+## for a short run, or e.g. --rounds 9.
+PEERS_VENVS ?= .venv-peers
+bench-peers: $(STAMP)
+	$(BIN)/python benchmarks/bench_peers.py --setup --venvs $(PEERS_VENVS) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
