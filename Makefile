@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint typecheck unit bench bench-server adk-conformance clean
+.PHONY: install demo test lint typecheck unit bench bench-server bench-peers adk-conformance clean
 
 # llama.cpp's server for the real-model tests (the local-llm extra) builds from source: only
 # the libraries the Python server loads (6 min on 2 cores, measured at light load).
@@ -81,6 +81,14 @@ adk-conformance: $(STAMP)
 	adk_python=$$($(BIN)/python -c "from tests.adk_env import adk_python; print(adk_python())") && \
 	EVENTIDE_ADK_PYTHON=$$adk_python PYTHONPATH=src:compat $(BIN)/python -m adk_unittests \
 		$(ADK_CONFORMANCE_ARGS)
+
+## The runtime scenarios (plain turn, tool turn) on Eventide, google-adk, openai-agents,
+## pydantic-ai and LangGraph side by side in one run, each framework in a venv of its own
+## under PEERS_VENVS (created here with pinned versions on first use). BENCH_ARGS=--quick
+## for a short run, or e.g. --rounds 9.
+PEERS_VENVS ?= .venv-peers
+bench-peers: $(STAMP)
+	$(BIN)/python benchmarks/bench_peers.py --setup --venvs $(PEERS_VENVS) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -84,7 +84,7 @@ def pending(
     return [m for m in migrations if m.version > found]
 
 
-def sqlite_version(conn: sqlite3.Connection, component: str) -> int:
+def sqlite_version(conn: sqlite3.Connection | sqlite3.Cursor, component: str) -> int:
     """The component's recorded version (0 when never migrated), without writing."""
     try:
         row = conn.execute(_SELECT_SQLITE, (component,)).fetchone()
@@ -96,7 +96,11 @@ def sqlite_version(conn: sqlite3.Connection, component: str) -> int:
 
 
 def migrate_sqlite(
-    conn: sqlite3.Connection, component: str, migrations: Sequence[Migration], *, database: str
+    conn: sqlite3.Connection | sqlite3.Cursor,
+    component: str,
+    migrations: Sequence[Migration],
+    *,
+    database: str,
 ) -> int:
     """Bring the component up to date inside the caller's ``BEGIN IMMEDIATE`` transaction;
     returns the version found."""

@@ -4,11 +4,11 @@ A SQLite database in WAL mode is three files: the database, its ``-wal`` and its
 (the WAL index, which also carries the WAL's locks). When any of them, or their folder, is
 deleted, moved or replaced while a connection holds it open, the connection goes on reading
 and writing files that no other process uses (a WAL or index deleted under it is replaced by
-a new one at the path). Eventide's SQLite stores (sessions and memory) open every connection
-as a :class:`TrackedConnection`, which records the three files (device and inode each) when
-it opens them, and call :func:`check_files` before each commit and read: a connection whose
-files are no longer at the path fails the operation (each store raises its own internal
-signal), and its owner closes it.
+a new one at the path). Eventide's SQLite connection layer (:mod:`eventide._sqlite_database`,
+under the session store and the memory service) opens every connection as a
+:class:`TrackedConnection`, which records the three files (device and inode each) when it
+opens them, and calls :func:`check_files` before each commit and read: a connection whose
+files are no longer at the path fails the operation, and the layer closes it.
 
 SQLite gives all the connections of one process to one database file a single WAL index:
 the ``-shm`` that the first of them mapped, shared while any of them is open. A connection
@@ -23,7 +23,8 @@ one file, say). And a tracked connection is closed for real, with no statement l
 ``sqlite3_close_v2`` keeps a connection with an unfinished statement open, files and shared
 index included, until the statement is freed.
 
-Both stores set up every new connection with :func:`set_up`.
+Every new connection is set up with :func:`set_up` (by :mod:`eventide._sqlite_database`, the
+connection layer of both stores).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class TrackedConnection(sqlite3.Connection):
     wal_identity: Identity | None = None
     shm_identity: Identity | None = None
     # A cursor its owner reuses for many statements, closed with the connection.
-    append_cursor: sqlite3.Cursor | None = None
+    reused_cursor: sqlite3.Cursor | None = None
     # Called (from any thread) when a new connection was refused because this one holds
     # files no longer at the path: the owner closes it once it is not in use.
     on_stale: Callable[[], None] | None = None
@@ -83,7 +84,7 @@ class TrackedConnection(sqlite3.Connection):
     def close(self) -> None:
         # The cursor first: a statement it still holds (a BEGIN that met another process's
         # lock, say) would keep the connection open inside SQLite after close().
-        cursor, self.append_cursor = self.append_cursor, None
+        cursor, self.reused_cursor = self.reused_cursor, None
         if cursor is not None:
             cursor.close()
         with _lock:

@@ -1,4 +1,5 @@
-"""The session service contract, run against every backend: in memory, SQLite, PostgreSQL."""
+"""The session service contract (eventide.testing.session_contract), run against every
+backend: in memory, SQLite, PostgreSQL."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.sql_session_service import SqlSessionService
-from tests.conformance.session_service_contract import *  # noqa: F403
+from eventide.testing.session_contract import *  # noqa: F403
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -254,13 +254,14 @@ async def test_full_synchronous_mode_works(tmp_path: Path) -> None:
     await service.append_event(session, Event(author="a"))
     store: Any = service._store
 
-    def pragmas(conn: sqlite3.Connection) -> tuple[int, str]:
+    def pragmas(cur: sqlite3.Cursor) -> tuple[int, str]:
         return (
-            conn.execute("PRAGMA synchronous").fetchone()[0],
-            conn.execute("PRAGMA journal_mode").fetchone()[0],
+            cur.execute("PRAGMA synchronous").fetchone()[0],
+            cur.execute("PRAGMA journal_mode").fetchone()[0],
         )
 
-    assert await store._run(pragmas) == (2, "wal")  # 2 is FULL
+    # A write runs on the connection that commits with FULL (the layer's thread).
+    assert await store._db.run(pragmas) == (2, "wal")  # 2 is FULL
     await service.close()
 
 
@@ -319,23 +320,22 @@ async def test_postgres_going_away_raises_backend_error_and_recovers(
 
 
 @pytest.mark.postgres
-async def test_postgres_concurrent_operations_share_the_stores_own_connections(
+async def test_postgres_concurrent_operations_share_the_stores_connections(
     postgres_sessions_url: str,
 ) -> None:
-    """Concurrent appends and reads run on the store's own connections (at most OWN_MAX,
-    the rest on pooled ones); when PostgreSQL drops them all (a restart), each operation
-    still succeeds on a fresh connection: the first dead one found marks all the older
-    ones stale, so the retry does not meet another dead one; close hands every connection
-    back."""
+    """Concurrent appends and reads share at most max_connections connections; when
+    PostgreSQL drops them all (a restart), each operation still succeeds on a fresh
+    connection: the first dead one found marks all the older ones stale, so the retry does
+    not meet another dead one; close closes every connection."""
     from sqlalchemy.engine import make_url
 
     database = make_url(postgres_sessions_url).database
-    service = SqlSessionService(postgres_sessions_url)
-    store: Any = service._store
+    service = SqlSessionService(postgres_sessions_url, max_connections=4)
+    db: Any = service._store._db  # type: ignore[attr-defined]
     app = f"app_{uuid.uuid4().hex[:8]}"
     sessions = [
         await service.create_session(app_name=app, user_id="u", session_id=f"s{i}")
-        for i in range(3 * store.OWN_MAX)
+        for i in range(12)
     ]
 
     async def turn(session: Any, n: int) -> None:
@@ -345,14 +345,14 @@ async def test_postgres_concurrent_operations_share_the_stores_own_connections(
         assert await service.get_session(app_name=app, user_id="u", session_id=session.id)
 
     await asyncio.gather(*(turn(s, 1) for s in sessions))
-    assert 1 <= len(store._owned) <= store.OWN_MAX
-    assert len(store._idle) == len(store._owned)
+    assert 1 <= len(db._open) <= 4
+    assert len(db._idle) == len(db._open)
 
     await pg_admin(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
         f"WHERE datname = '{database}' AND pid <> pg_backend_pid()"
     )
-    for s in sessions:  # one at a time: each finds a dead own connection first
+    for s in sessions:  # one at a time: the first finds a dead connection
         await turn(s, 2)
     await asyncio.gather(*(turn(s, 3) for s in sessions))
     for s in sessions:
@@ -360,31 +360,26 @@ async def test_postgres_concurrent_operations_share_the_stores_own_connections(
         assert stored is not None
         assert [e.actions.state_delta["n"] for e in stored.events] == [1, 2, 3]
 
-    engine = store._engine
+    connections = list(db._open)
     await service.close()
-    assert store._owned == [] and store._idle == []
-    assert engine.sync_engine.pool.checkedout() == 0
+    assert db._open == {} and db._idle == []
+    assert connections and all(c.is_closed() for c in connections)
 
 
 @pytest.mark.postgres
-async def test_postgres_operations_wait_for_an_own_connection_rather_than_the_pool(
+async def test_postgres_operations_wait_for_a_connection_beyond_the_limit(
     postgres_sessions_url: str,
 ) -> None:
-    """Once the store's own connections are all open, more concurrent appends and reads
-    wait for one of them instead of checking connections out of the pool; a waiting
-    operation that is cancelled leaves nothing behind (no waiter, no connection lost)."""
-    from sqlalchemy import event
-
-    service = SqlSessionService(postgres_sessions_url)
-    store: Any = service._store
-    store.OWN_MAX = 2
+    """Once max_connections are open, more concurrent appends and reads wait for one of
+    them (first come, first served) instead of opening more; a waiting operation that is
+    cancelled leaves nothing behind (no waiter, no connection lost)."""
+    service = SqlSessionService(postgres_sessions_url, max_connections=2)
+    db: Any = service._store._db  # type: ignore[attr-defined]
     app = f"app_{uuid.uuid4().hex[:8]}"
     sessions = [
         await service.create_session(app_name=app, user_id="u", session_id=f"s{i}")
         for i in range(12)
     ]
-    checkouts: list[int] = []
-    event.listen(store._engine.sync_engine.pool, "checkout", lambda *_: checkouts.append(1))
 
     async def turn(session: Any, n: int) -> None:
         await service.append_event(
@@ -393,11 +388,11 @@ async def test_postgres_operations_wait_for_an_own_connection_rather_than_the_po
         assert await service.get_session(app_name=app, user_id="u", session_id=session.id)
 
     await asyncio.gather(*(turn(s, 1) for s in sessions))
-    assert len(store._owned) == 2
-    checkouts.clear()
+    assert len(db._open) == 2
+    opened = set(db._open)
     await asyncio.gather(*(turn(s, 2) for s in sessions))
-    assert checkouts == []
-    assert len(store._idle) == 2 and not store._waiters
+    assert set(db._open) == opened
+    assert len(db._idle) == 2 and not db._waiters
 
     reads = [
         asyncio.ensure_future(service.get_session(app_name=app, user_id="u", session_id=s.id))
@@ -409,14 +404,30 @@ async def test_postgres_operations_wait_for_an_own_connection_rather_than_the_po
     done = await asyncio.gather(*reads, return_exceptions=True)
     assert all(isinstance(r, asyncio.CancelledError) for r in done[1::2])
     assert all(r is not None and not isinstance(r, BaseException) for r in done[::2])
-    assert len(store._idle) == 2 and not store._waiters
+    assert len(db._idle) == 2 and not db._waiters
     await asyncio.gather(*(turn(s, 3) for s in sessions))
     for s in sessions:
         stored = await service.get_session(app_name=app, user_id="u", session_id=s.id)
         assert stored is not None
         assert [e.actions.state_delta["n"] for e in stored.events] == [1, 2, 3]
-    assert checkouts == []
+    assert set(db._open) == opened
     await service.close()
+
+
+def test_engine_kwargs_set_the_connection_limit_and_unknown_ones_are_refused() -> None:
+    """engine_kwargs written for SQLAlchemy's engine keep their meaning where they have one
+    (pool_size + max_overflow connections, connect_args for the driver); any other key is a
+    ConfigurationError naming it."""
+    url = "postgresql://postgres@127.0.0.1:5432/test"
+    service = SqlSessionService(
+        url, engine_kwargs={"pool_size": 2, "max_overflow": 3, "connect_args": {"timeout": 7}}
+    )
+    db: Any = service._store._db  # type: ignore[attr-defined]
+    assert db.max_connections == 5
+    assert db._connect_kwargs == {"timeout": 7}
+    assert SqlSessionService(url)._store._db.max_connections == 20  # type: ignore[attr-defined]
+    with pytest.raises(ConfigurationError, match="pool_pre_ping"):
+        SqlSessionService(url, engine_kwargs={"pool_pre_ping": True})
 
 
 @pytest.mark.postgres

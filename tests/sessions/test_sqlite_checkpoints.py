@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from eventide import _sqlite_database
+from eventide._sqlite_database import SqliteDatabase
 from eventide.events import Event, EventActions
-from eventide.sessions import sqlite_session_store
 from eventide.sessions.session import Session
 from eventide.sessions.sql_session_service import SqlSessionService
 from eventide.sessions.sqlite_session_store import SqliteSessionStore
@@ -20,19 +21,20 @@ def _event(n: int) -> Event:
     return Event(author="agent", invocation_id="i", actions=EventActions(state_delta={"n": n}))
 
 
-def _store(service: SqlSessionService) -> SqliteSessionStore:
+def _store(service: SqlSessionService) -> SqliteDatabase:
+    """The connection layer under the service's SQLite store."""
     store = service._store  # pyright: ignore[reportPrivateUsage]
     assert isinstance(store, SqliteSessionStore)
-    return store
+    return store._db  # pyright: ignore[reportPrivateUsage]
 
 
-def _count_checkpoints(store: SqliteSessionStore, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+def _count_checkpoints(store: SqliteDatabase, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     original = store._checkpoint  # pyright: ignore[reportPrivateUsage]
 
-    def counted(conn: sqlite3.Connection) -> None:
+    def counted(cur: sqlite3.Cursor) -> None:
         calls.append(1)
-        original(conn)
+        original(cur)
 
     monkeypatch.setattr(store, "_checkpoint", counted)
     return calls
@@ -44,13 +46,13 @@ async def _burst(service: SqlSessionService, session: Session, start: int, n: in
         await service.append_event(session, _event(i))
 
 
-async def _drain(store: SqliteSessionStore) -> None:
+async def _drain(store: SqliteDatabase) -> None:
     """Wait for what was submitted to the store's (single) thread so far."""
     executor = store._executor  # pyright: ignore[reportPrivateUsage]
     await asyncio.get_running_loop().run_in_executor(executor, lambda: None)
 
 
-async def _pause_until_checkpointed(store: SqliteSessionStore, calls: list[int]) -> None:
+async def _pause_until_checkpointed(store: SqliteDatabase, calls: list[int]) -> None:
     """Pause the writes (longer than _CHECKPOINT_IDLE_S) until a checkpoint has run, for at
     most a few seconds: a loaded machine may run the loop's timer late."""
     for _ in range(100):
@@ -78,8 +80,8 @@ async def test_a_due_checkpoint_waits_for_a_pause_and_the_wal_then_starts_over(
     once the writes pause, and the next append then starts the WAL over instead of growing
     it (regression: under back-to-back appends the passive checkpoints never completed and
     the WAL grew by ~18 MB per 1,000 small events)."""
-    monkeypatch.setattr(sqlite_session_store, "_CHECKPOINT_EVERY", 20)
-    monkeypatch.setattr(sqlite_session_store, "_CHECKPOINT_IDLE_S", 0.05)
+    monkeypatch.setattr(_sqlite_database, "_CHECKPOINT_EVERY", 20)
+    monkeypatch.setattr(_sqlite_database, "_CHECKPOINT_IDLE_S", 0.05)
     path = tmp_path / "sessions.db"
     service = SqlSessionService(f"sqlite:///{path}")
     try:
@@ -107,9 +109,9 @@ async def test_writes_that_never_pause_still_get_a_checkpoint_once_the_wal_is_bi
 ) -> None:
     """Issue 13: the wait for a pause is bounded by the WAL's growth: once the file has
     grown by _CHECKPOINT_FORCED_BYTES since the last checkpoint, the due one starts at once."""
-    monkeypatch.setattr(sqlite_session_store, "_CHECKPOINT_EVERY", 20)
-    monkeypatch.setattr(sqlite_session_store, "_CHECKPOINT_IDLE_S", 3600.0)
-    monkeypatch.setattr(sqlite_session_store, "_CHECKPOINT_FORCED_BYTES", 1)
+    monkeypatch.setattr(_sqlite_database, "_CHECKPOINT_EVERY", 20)
+    monkeypatch.setattr(_sqlite_database, "_CHECKPOINT_IDLE_S", 3600.0)
+    monkeypatch.setattr(_sqlite_database, "_CHECKPOINT_FORCED_BYTES", 1)
     service = SqlSessionService(f"sqlite:///{tmp_path / 'sessions.db'}")
     try:
         session = await service.create_session(app_name="app", user_id="u", session_id="s")
@@ -128,8 +130,8 @@ def test_a_checkpoint_left_pending_on_a_closed_loop_is_taken_up_by_the_next_loop
     """The store works from one event loop after another (``Runner.run`` makes its own): a
     due checkpoint whose timer was on a loop that has closed is scheduled again on the loop
     of the next append, instead of never running."""
-    monkeypatch.setattr(sqlite_session_store, "_CHECKPOINT_EVERY", 20)
-    monkeypatch.setattr(sqlite_session_store, "_CHECKPOINT_IDLE_S", 0.05)
+    monkeypatch.setattr(_sqlite_database, "_CHECKPOINT_EVERY", 20)
+    monkeypatch.setattr(_sqlite_database, "_CHECKPOINT_IDLE_S", 0.05)
     service = SqlSessionService(f"sqlite:///{tmp_path / 'sessions.db'}")
     session = asyncio.run(service.create_session(app_name="app", user_id="u", session_id="s"))
     store = _store(service)

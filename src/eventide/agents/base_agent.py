@@ -11,11 +11,11 @@ from typing import Any, Self, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eventide import types
-from eventide._callbacks import call_chain, to_chain
+from eventide._callbacks import first_result, own_chain
 from eventide.contexts import CallbackContext, InvocationContext
 from eventide.errors import AgentTreeError, EventideError, UsageError
 from eventide.events import Event
-from eventide.plugins.base_plugin import BasePlugin
+from eventide.plugins.base_plugin import AFTER_AGENT, BEFORE_AGENT, BasePlugin
 from eventide.protocol import USER_AUTHOR
 
 __all__ = ["AgentCallback", "BaseAgent"]
@@ -193,13 +193,9 @@ class BaseAgent(BaseModel):
 
     async def _before_agent(self, ctx: InvocationContext) -> tuple[Event | None, bool]:
         callback_context = CallbackContext(ctx)
-        content: Any = await ctx.plugin_manager.before_agent_callback(
-            agent=self, callback_context=callback_context
-        )
-        if content is None:
-            content = await call_chain(
-                to_chain(self.before_agent_callback), callback_context=callback_context
-            )
+        chain = ctx.plugin_manager.chain(BEFORE_AGENT)
+        chain += own_chain(BEFORE_AGENT, self.before_agent_callback)
+        content: Any = await first_result(chain, self, callback_context)
         if content is not None:
             return self._callback_event(ctx, callback_context, content), True
         if callback_context.state.has_delta() or callback_context.actions.artifact_delta:
@@ -208,13 +204,9 @@ class BaseAgent(BaseModel):
 
     async def _after_agent(self, ctx: InvocationContext) -> Event | None:
         callback_context = CallbackContext(ctx)
-        content: Any = await ctx.plugin_manager.after_agent_callback(
-            agent=self, callback_context=callback_context
-        )
-        if content is None:
-            content = await call_chain(
-                to_chain(self.after_agent_callback), callback_context=callback_context
-            )
+        chain = ctx.plugin_manager.chain(AFTER_AGENT)
+        chain += own_chain(AFTER_AGENT, self.after_agent_callback)
+        content: Any = await first_result(chain, self, callback_context)
         if content is not None or not callback_context.actions.is_empty():
             return self._callback_event(ctx, callback_context, content)
         return None

@@ -3,41 +3,29 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from eventide import types
-from eventide._callbacks import to_chain
+from eventide._callbacks import NO_HOOKS, HookChains, own_chain
 from eventide.agents.adk_options import check_gemini_features
 from eventide.agents.base_agent import BaseAgent
 from eventide.code_executors import BaseCodeExecutor
-from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
+from eventide.contexts import InvocationContext, ReadonlyContext
 from eventide.errors import ConfigurationError
 from eventide.events import Event
 from eventide.flows.llm_flow import run_llm_flow
-from eventide.flows.resolved_agent import (
-    AfterModelHook,
-    AfterToolHook,
-    BeforeModelHook,
-    BeforeToolHook,
-    ModelErrorHook,
-    ResolvedAgent,
-    ToolErrorHook,
-    TransferTarget,
-)
+from eventide.flows.resolved_agent import ResolvedAgent, TransferTarget
 from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
-from eventide.models.llm_request import LlmRequest
-from eventide.models.llm_response import LlmResponse
 from eventide.models.registry import LLMRegistry
 from eventide.planners import BasePlanner
-from eventide.plugins.base_plugin import BasePlugin
-from eventide.plugins.plugin_manager import PluginManager
+from eventide.plugins.base_plugin import LLM_HOOKS
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.base_toolset import BaseToolset
-from eventide.tools.function_tool import FunctionTool, wrap_result
+from eventide.tools.function_tool import FunctionTool
 
 __all__ = ["Agent", "InstructionProvider", "LlmAgent", "ToolUnion"]
 
@@ -238,28 +226,16 @@ class LlmAgent(BaseAgent):
         root = self.root_agent
         parent = self.parent_agent
         targets = self.transfer_targets()
-        before_model: tuple[BeforeModelHook, ...] = ()
-        after_model: tuple[AfterModelHook, ...] = ()
-        on_model_error: tuple[ModelErrorHook, ...] = ()
-        before_tool: tuple[BeforeToolHook, ...] = ()
-        after_tool: tuple[AfterToolHook, ...] = ()
-        on_tool_error: tuple[ToolErrorHook, ...] = ()
-        if (
-            plugins.has_model_or_tool_hooks
-            or self.before_model_callback is not None
-            or self.after_model_callback is not None
-            or self.on_model_error_callback is not None
-            or self.before_tool_callback is not None
-            or self.after_tool_callback is not None
-            or self.on_tool_error_callback is not None
-        ):
-            # Built only when some hook exists: a plain agent's record keeps the empty chains.
-            before_model = _before_model_chain(plugins, self.before_model_callback)
-            after_model = _after_model_chain(plugins, self.after_model_callback)
-            on_model_error = _model_error_chain(plugins, self.on_model_error_callback)
-            before_tool = _before_tool_chain(plugins, self.before_tool_callback)
-            after_tool = _after_tool_chain(plugins, self.after_tool_callback)
-            on_tool_error = _tool_error_chain(plugins, self.on_tool_error_callback)
+        hooks = NO_HOOKS
+        fields = self.__dict__  # the hook fields, read without pydantic's __getattr__
+        if plugins.has_model_or_tool_hooks or _has_own_hooks(fields):
+            # Built only when some hook exists: a plain agent's record keeps NO_HOOKS.
+            hooks = HookChains(
+                {
+                    spec: plugins.chain(spec) + own_chain(spec, fields[spec.name])
+                    for spec in LLM_HOOKS
+                }
+            )
         return ResolvedAgent(
             name=self.name,
             description=self.description,
@@ -276,12 +252,7 @@ class LlmAgent(BaseAgent):
             else (),
             parent_name=parent.name if parent is not None and parent in targets else None,
             run_agent=self._run_agent_named,
-            before_model=before_model,
-            after_model=after_model,
-            on_model_error=on_model_error,
-            before_tool=before_tool,
-            after_tool=after_tool,
-            on_tool_error=on_tool_error,
+            hooks=hooks,
             static_instruction=_static_text(self.static_instruction),
             planner=self.planner,
             code_executor=self.code_executor,
@@ -323,192 +294,16 @@ def _static_text(instruction: str | types.Content | None) -> str | None:
     return instruction.text or ""
 
 
-def _as_response(result: Any) -> LlmResponse | None:
-    if result is None or isinstance(result, LlmResponse):
-        return result
-    return LlmResponse.model_validate(result)
+# The agent fields of the model and tool hooks (named as the hooks).
+_LLM_HOOK_FIELDS = tuple(spec.name for spec in LLM_HOOKS)
 
 
-def _as_result(result: Any) -> dict[str, Any] | None:
-    # A value that is not a dict becomes {"result": value}, as a tool's own result does
-    # (google-adk's rule; customer-service's guard returns a string).
-    return None if result is None else wrap_result(result)
-
-
-async def _call(callback: Callable[..., Any], /, **kwargs: Any) -> Any:
-    """Call an agent's own callback, plain or async."""
-    result = callback(**kwargs)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-# --- hook chains: the plugins' hook (fanned out by the PluginManager), then the agent's own
-# callbacks, each adapted to the flow's positional signature. Plugins and agent callbacks
-# name two arguments differently (``tool_args`` / ``args``, ``result`` / ``tool_response``),
-# following each API's convention; the adapters are where the two meet.
-
-
-def _before_model_chain(
-    plugins: PluginManager, own: _Callbacks | None
-) -> tuple[BeforeModelHook, ...]:
-    chain: list[BeforeModelHook] = []
-    if plugins.overrides(BasePlugin.before_model_callback):
-
-        async def plugin_hook(cc: CallbackContext, request: LlmRequest) -> LlmResponse | None:
-            return await plugins.before_model_callback(callback_context=cc, llm_request=request)
-
-        chain.append(plugin_hook)
-    for callback in to_chain(own):
-
-        async def own_hook(
-            cc: CallbackContext, request: LlmRequest, callback: Callable[..., Any] = callback
-        ) -> LlmResponse | None:
-            return _as_response(await _call(callback, callback_context=cc, llm_request=request))
-
-        chain.append(own_hook)
-    return tuple(chain)
-
-
-def _after_model_chain(
-    plugins: PluginManager, own: _Callbacks | None
-) -> tuple[AfterModelHook, ...]:
-    chain: list[AfterModelHook] = []
-    if plugins.overrides(BasePlugin.after_model_callback):
-
-        async def plugin_hook(cc: CallbackContext, response: LlmResponse) -> LlmResponse | None:
-            return await plugins.after_model_callback(callback_context=cc, llm_response=response)
-
-        chain.append(plugin_hook)
-    for callback in to_chain(own):
-
-        async def own_hook(
-            cc: CallbackContext, response: LlmResponse, callback: Callable[..., Any] = callback
-        ) -> LlmResponse | None:
-            return _as_response(await _call(callback, callback_context=cc, llm_response=response))
-
-        chain.append(own_hook)
-    return tuple(chain)
-
-
-def _model_error_chain(
-    plugins: PluginManager, own: _Callbacks | None
-) -> tuple[ModelErrorHook, ...]:
-    chain: list[ModelErrorHook] = []
-    if plugins.overrides(BasePlugin.on_model_error_callback):
-
-        async def plugin_hook(
-            cc: CallbackContext, request: LlmRequest, error: Exception
-        ) -> LlmResponse | None:
-            return await plugins.on_model_error_callback(
-                callback_context=cc, llm_request=request, error=error
-            )
-
-        chain.append(plugin_hook)
-    for callback in to_chain(own):
-
-        async def own_hook(
-            cc: CallbackContext,
-            request: LlmRequest,
-            error: Exception,
-            callback: Callable[..., Any] = callback,
-        ) -> LlmResponse | None:
-            return _as_response(
-                await _call(callback, callback_context=cc, llm_request=request, error=error)
-            )
-
-        chain.append(own_hook)
-    return tuple(chain)
-
-
-def _before_tool_chain(
-    plugins: PluginManager, own: _Callbacks | None
-) -> tuple[BeforeToolHook, ...]:
-    chain: list[BeforeToolHook] = []
-    if plugins.overrides(BasePlugin.before_tool_callback):
-
-        async def plugin_hook(
-            tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
-        ) -> dict[str, Any] | None:
-            return await plugins.before_tool_callback(
-                tool=tool, tool_args=args, tool_context=tool_context
-            )
-
-        chain.append(plugin_hook)
-    for callback in to_chain(own):
-
-        async def own_hook(
-            tool: BaseTool,
-            args: dict[str, Any],
-            tool_context: ToolContext,
-            callback: Callable[..., Any] = callback,
-        ) -> dict[str, Any] | None:
-            return _as_result(
-                await _call(callback, tool=tool, args=args, tool_context=tool_context)
-            )
-
-        chain.append(own_hook)
-    return tuple(chain)
-
-
-def _after_tool_chain(plugins: PluginManager, own: _Callbacks | None) -> tuple[AfterToolHook, ...]:
-    chain: list[AfterToolHook] = []
-    if plugins.overrides(BasePlugin.after_tool_callback):
-
-        async def plugin_hook(
-            tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, result: dict[str, Any]
-        ) -> dict[str, Any] | None:
-            return await plugins.after_tool_callback(
-                tool=tool, tool_args=args, tool_context=tool_context, result=result
-            )
-
-        chain.append(plugin_hook)
-    for callback in to_chain(own):
-
-        async def own_hook(
-            tool: BaseTool,
-            args: dict[str, Any],
-            tool_context: ToolContext,
-            result: dict[str, Any],
-            callback: Callable[..., Any] = callback,
-        ) -> dict[str, Any] | None:
-            return _as_result(
-                await _call(
-                    callback, tool=tool, args=args, tool_context=tool_context, tool_response=result
-                )
-            )
-
-        chain.append(own_hook)
-    return tuple(chain)
-
-
-def _tool_error_chain(plugins: PluginManager, own: _Callbacks | None) -> tuple[ToolErrorHook, ...]:
-    chain: list[ToolErrorHook] = []
-    if plugins.overrides(BasePlugin.on_tool_error_callback):
-
-        async def plugin_hook(
-            tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
-        ) -> dict[str, Any] | None:
-            return await plugins.on_tool_error_callback(
-                tool=tool, tool_args=args, tool_context=tool_context, error=error
-            )
-
-        chain.append(plugin_hook)
-    for callback in to_chain(own):
-
-        async def own_hook(
-            tool: BaseTool,
-            args: dict[str, Any],
-            tool_context: ToolContext,
-            error: Exception,
-            callback: Callable[..., Any] = callback,
-        ) -> dict[str, Any] | None:
-            return _as_result(
-                await _call(callback, tool=tool, args=args, tool_context=tool_context, error=error)
-            )
-
-        chain.append(own_hook)
-    return tuple(chain)
+def _has_own_hooks(fields: Mapping[str, Any]) -> bool:
+    """Whether an agent (its fields) has callbacks of a model or tool hook."""
+    for name in _LLM_HOOK_FIELDS:
+        if fields[name] is not None:
+            return True
+    return False
 
 
 async def _resolve_instruction(

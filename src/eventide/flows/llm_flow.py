@@ -15,6 +15,7 @@ from typing import Any
 import pydantic
 
 from eventide import types
+from eventide._callbacks import NO_HOOKS, first_result
 from eventide._ids import new_id
 from eventide._model import construct_trusted
 from eventide.contexts import CallbackContext, InvocationContext
@@ -23,11 +24,12 @@ from eventide.events import Event, EventActions
 from eventide.flows.pause import pause_requests
 from eventide.flows.recorded_calls import ToolResponses, run_calls_recorded
 from eventide.flows.request import build_request
-from eventide.flows.resolved_agent import ResolvedAgent, first_result
+from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.resume import needs_resume, resume_paused_calls
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.plugins.base_plugin import AFTER_MODEL, BEFORE_MODEL, ON_MODEL_ERROR
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.run_config import StreamingMode
 
@@ -178,7 +180,8 @@ def _model_responses(
 ) -> AsyncIterator[LlmResponse]:
     """The model's responses after the before/after/error model callbacks (``actions``: what
     the callbacks' context records, for the model's event)."""
-    if not (agent.before_model or agent.after_model or agent.on_model_error):
+    hooks = agent.hooks
+    if hooks is NO_HOOKS or not hooks.has(BEFORE_MODEL, AFTER_MODEL, ON_MODEL_ERROR):
         # No model hooks: the model's own generator, not one more layer around it (and no
         # callback context to build).
         ctx.increment_llm_call_count()
@@ -194,14 +197,16 @@ async def _hooked_model_responses(
     request: LlmRequest,
 ) -> AsyncGenerator[LlmResponse, None]:
     """The model's responses after the before/after/error model callbacks."""
-    if agent.before_model:
-        short_circuit = await first_result(agent.before_model, callback_context, request)
+    hooks = agent.hooks
+    before = hooks[BEFORE_MODEL]
+    if before:
+        short_circuit = await first_result(before, callback_context, request)
         if short_circuit is not None:
             yield short_circuit
             return
     ctx.increment_llm_call_count()
     stream = ctx.run_config.streaming_mode is StreamingMode.SSE
-    after = agent.after_model
+    after = hooks[AFTER_MODEL]
     try:
         async for response in agent.model.generate_content_async(request, stream=stream):
             if after:
@@ -210,7 +215,7 @@ async def _hooked_model_responses(
                     response = replaced
             yield response
     except Exception as error:
-        recovered = await first_result(agent.on_model_error, callback_context, request, error)
+        recovered = await first_result(hooks[ON_MODEL_ERROR], callback_context, request, error)
         if recovered is None:
             raise
         replaced = await first_result(after, callback_context, recovered)
@@ -230,7 +235,9 @@ def _to_event(
     # another type (a model may set a field to a google.genai object after the response
     # was built: pydantic does not validate assignments) sends the event through validation.
     fields: dict[str, Any] = {}
-    trusted = type(response) is LlmResponse and not agent.after_model
+    trusted = type(response) is LlmResponse and (
+        agent.hooks is NO_HOOKS or not agent.hooks[AFTER_MODEL]
+    )
     for name, value in response.__dict__.items():
         if value is not None and name in _RESPONSE_FIELDS:
             fields[name] = value

@@ -7,12 +7,14 @@ import inspect
 from typing import Any, get_args
 
 from eventide import types
+from eventide._callbacks import NO_HOOKS
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
 from eventide.flows.contents import build_contents
 from eventide.flows.instructions import fill_placeholders
 from eventide.flows.resolved_agent import Instruction, ResolvedAgent
 from eventide.flows.transfer import TransferToAgentTool, transfer_instruction
 from eventide.models.llm_request import LlmRequest
+from eventide.plugins.base_plugin import BEFORE_MODEL, ON_MODEL_ERROR
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.client_tool import ClientTool
@@ -99,8 +101,7 @@ def _leaves_contents_alone(agent: ResolvedAgent) -> bool:
     model hooks (plugins' included), planner or code executor, and only tools that just
     declare themselves (as the flow's own transfer and structured-answer tools do)."""
     return (
-        not agent.before_model
-        and not agent.on_model_error
+        (agent.hooks is NO_HOOKS or not agent.hooks.has(BEFORE_MODEL, ON_MODEL_ERROR))
         and agent.planner is None
         and agent.code_executor is None
         and all(type(tool).process_llm_request is _DECLARE_ONLY for tool in agent.tools)

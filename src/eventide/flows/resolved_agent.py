@@ -2,70 +2,34 @@
 
 The agent layer (``LlmAgent``) builds one of these each time the agent runs in an
 invocation; the flow reads only this record and never the agent definition, so ``flows/``
-does not depend on ``agents/``. Each hook is one chain, plugins first and then the agent's
-own callbacks, already adapted to one typed, positional signature; the first non-None result
-of a chain wins (:func:`first_result`).
+does not depend on ``agents/``. Each model and tool hook is one chain in ``hooks``, plugins
+first and then the agent's own callbacks, each entry taking the hook's typed, positional
+arguments; the first non-None result of a chain wins
+(:func:`eventide._callbacks.first_result`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, TypeVarTuple
+from typing import Literal
 
 from pydantic import BaseModel
 
 from eventide import types
+from eventide._callbacks import NO_HOOKS, HookChains
 from eventide.code_executors import BaseCodeExecutor
-from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
+from eventide.contexts import InvocationContext, ReadonlyContext
 from eventide.events import Event
 from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
-from eventide.models.llm_request import LlmRequest
-from eventide.models.llm_response import LlmResponse
 from eventide.planners import BasePlanner
 from eventide.tools.base_tool import BaseTool
 
-__all__ = [
-    "AfterModelHook",
-    "AfterToolHook",
-    "BeforeModelHook",
-    "BeforeToolHook",
-    "Instruction",
-    "ModelErrorHook",
-    "ResolvedAgent",
-    "ToolErrorHook",
-    "TransferTarget",
-    "first_result",
-]
+__all__ = ["Instruction", "ResolvedAgent", "TransferTarget"]
 
-ToolResult = dict[str, Any]
-BeforeModelHook = Callable[[CallbackContext, LlmRequest], Awaitable[LlmResponse | None]]
-AfterModelHook = Callable[[CallbackContext, LlmResponse], Awaitable[LlmResponse | None]]
-ModelErrorHook = Callable[[CallbackContext, LlmRequest, Exception], Awaitable[LlmResponse | None]]
-BeforeToolHook = Callable[[BaseTool, ToolResult, ToolContext], Awaitable[ToolResult | None]]
-AfterToolHook = Callable[
-    [BaseTool, ToolResult, ToolContext, ToolResult], Awaitable[ToolResult | None]
-]
-ToolErrorHook = Callable[
-    [BaseTool, ToolResult, ToolContext, Exception], Awaitable[ToolResult | None]
-]
 Instruction = str | Callable[[ReadonlyContext], str | Awaitable[str]]
 """A template (placeholders filled from state and artifacts) or a provider (used as is)."""
-
-_R = TypeVar("_R")
-_Args = TypeVarTuple("_Args")
-
-
-async def first_result(
-    chain: tuple[Callable[[*_Args], Awaitable[_R | None]], ...], *args: *_Args
-) -> _R | None:
-    """Call each hook of ``chain`` in order; the first non-None result wins (and stops it)."""
-    for hook in chain:
-        result = await hook(*args)
-        if result is not None:
-            return result
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +64,9 @@ class ResolvedAgent:
         parent_name: the parent's name when the parent is one of the targets.
         run_agent: runs the agent of that name in the tree (a transfer), or None when the
             tree has no such agent.
-        before_model, after_model, on_model_error, before_tool, after_tool, on_tool_error:
-            the hook chains, plugins first.
+        hooks: the model and tool hook chains, plugins first (``hooks[BEFORE_TOOL]``; the
+            hooks are ``eventide.plugins.base_plugin.LLM_HOOKS``); ``NO_HOOKS`` when the run
+            has none.
         static_instruction: instruction text sent first and verbatim, if any.
         planner: shapes each request and the model's parts, if any.
         code_executor: changes each request (e.g. Gemini's code execution), if any.
@@ -121,12 +86,7 @@ class ResolvedAgent:
     transfer_targets: tuple[TransferTarget, ...]
     parent_name: str | None
     run_agent: Callable[[str, InvocationContext], AsyncGenerator[Event, None] | None]
-    before_model: tuple[BeforeModelHook, ...] = ()
-    after_model: tuple[AfterModelHook, ...] = ()
-    on_model_error: tuple[ModelErrorHook, ...] = ()
-    before_tool: tuple[BeforeToolHook, ...] = ()
-    after_tool: tuple[AfterToolHook, ...] = ()
-    on_tool_error: tuple[ToolErrorHook, ...] = ()
+    hooks: HookChains = NO_HOOKS
     static_instruction: str | None = None
     planner: BasePlanner | None = None
     code_executor: BaseCodeExecutor | None = None

@@ -6,11 +6,13 @@ import asyncio
 from typing import Any
 
 from eventide import types
+from eventide._callbacks import first_result
 from eventide.contexts import InvocationContext, ToolContext
 from eventide.durable.log import WAITING_KEY
 from eventide.errors import ToolArgumentsError, ToolError
 from eventide.events import Event, EventActions, ToolConfirmation
-from eventide.flows.resolved_agent import ResolvedAgent, first_result
+from eventide.flows.resolved_agent import ResolvedAgent
+from eventide.plugins.base_plugin import AFTER_TOOL, BEFORE_TOOL, ON_TOOL_ERROR
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.function_tool import FunctionTool, wrap_result
 
@@ -138,11 +140,9 @@ async def _call_tool(
             return {"error": "The user declined this tool call; it was not run."}
     # A callback may return any value: one that is not a dict is wrapped as
     # {"result": value}, as a tool's own result is (google-adk does the same).
-    result = (
-        await first_result(agent.before_tool, tool, args, tool_context)
-        if agent.before_tool
-        else None
-    )
+    hooks = agent.hooks
+    before = hooks[BEFORE_TOOL]
+    result = await first_result(before, tool, args, tool_context) if before else None
     if result is not None:
         result = wrap_result(result)
     else:
@@ -154,7 +154,7 @@ async def _call_tool(
         except ToolArgumentsError as exc:
             return {"error": str(exc)}
         except Exception as exc:
-            recovered = await first_result(agent.on_tool_error, tool, args, tool_context, exc)
+            recovered = await first_result(hooks[ON_TOOL_ERROR], tool, args, tool_context, exc)
             if recovered is None:
                 raise ToolError(
                     f"Tool {name!r} (call {call.id}) raised {type(exc).__name__}: {exc}. Fix "
@@ -164,8 +164,9 @@ async def _call_tool(
                     call_id=call.id,
                 ) from exc
             result = wrap_result(recovered)
-        if agent.after_tool:
-            replaced = await first_result(agent.after_tool, tool, args, tool_context, result)
+        after = hooks[AFTER_TOOL]
+        if after:
+            replaced = await first_result(after, tool, args, tool_context, result)
             if replaced is not None:
                 result = wrap_result(replaced)
     return result

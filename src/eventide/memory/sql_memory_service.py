@@ -15,10 +15,11 @@ matches when it contains any of them. Quotes, ``AND``, ``*`` or ``-`` in a query
 
 The SQL layer is the session store's: the one URL parser (:mod:`eventide._database_urls`),
 the one migration runner (:mod:`eventide._sql_migrations`, component ``memory``, tables in
-:mod:`eventide.memory.sql_memory_schema`), and the same driver per dialect (``sqlite3``,
-asyncpg; :mod:`eventide.memory._sql_memory_backends`). Statements shared by both dialects
-are written once, with SQLite's numbered parameters (``?1``), which become asyncpg's
-(``$1``).
+:mod:`eventide.memory.sql_memory_schema`), and the same connection layer per dialect
+(:mod:`eventide._sqlite_database`: ``sqlite3``, every operation on the layer's thread, since
+a search may take milliseconds; :mod:`eventide._postgres_database`: asyncpg). Statements
+shared by both dialects are written once, with SQLite's numbered parameters (``?1``), which
+become asyncpg's (``$1``).
 """
 
 from __future__ import annotations
@@ -27,28 +28,28 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from eventide import types
 from eventide._database_urls import MEMORY_PATH, parse_database_url
-from eventide.errors import ConfigurationError
+from eventide._postgres_database import PostgresDatabase
+from eventide._sql_migrations import migrate_postgres
+from eventide._sqlite_database import SqliteDatabase, SqliteSchema
+from eventide.errors import BackendError, ConfigurationError
 from eventide.events import Event
-from eventide.memory._sql_memory_backends import (
-    PostgresMemoryBackend,
-    SqliteMemoryBackend,
-    write,
-)
 from eventide.memory.base_memory_service import (
     BaseMemoryService,
     MemoryEntry,
     SearchMemoryResponse,
 )
+from eventide.memory.sql_memory_schema import COMPONENT, MIGRATIONS
 from eventide.sessions.session import Session
 
 __all__ = ["SqlMemoryService"]
 
+_T = TypeVar("_T")
 _WORD = re.compile(r"\w+", re.UNICODE)
 # More words than this add little to ranking and make the statement needlessly large.
 _MAX_QUERY_WORDS = 32
@@ -157,11 +158,12 @@ class SqlMemoryService(BaseMemoryService):
         if max_results < 1:
             raise ConfigurationError(f"max_results must be at least 1, got {max_results}.")
         self.max_results = max_results
-        self._sqlite: SqliteMemoryBackend | None = None
-        self._postgres: PostgresMemoryBackend | None = None
+        self._sqlite: SqliteDatabase | None = None
+        self._postgres: PostgresDatabase | None = None
+        self._ready = False  # migrated
         path = parsed.sqlite_path
         if path is None:
-            self._postgres = PostgresMemoryBackend(parsed, max_connections=max_connections)
+            self._postgres = PostgresDatabase(parsed, max_connections=max_connections)
             return
         if path != MEMORY_PATH:
             if os.path.isdir(path):
@@ -171,7 +173,17 @@ class SqlMemoryService(BaseMemoryService):
                 )
             if parent := os.path.dirname(path):
                 os.makedirs(parent, exist_ok=True)
-        self._sqlite = SqliteMemoryBackend(path, busy_timeout=busy_timeout)
+        # WAL lets searches run while another process indexes; NORMAL is durable against
+        # process crashes (an OS crash may lose the last commits, which is fine for an index).
+        self._sqlite = SqliteDatabase(
+            path,
+            schema=SqliteSchema(COMPONENT, MIGRATIONS),
+            synchronous="NORMAL",
+            busy_timeout=busy_timeout,
+            inline_reads=False,
+            inline_writes=False,
+            thread_name="eventide-memory",
+        )
 
     # --- the contract ---
     async def add_session_to_memory(self, session: Session) -> None:
@@ -188,25 +200,21 @@ class SqlMemoryService(BaseMemoryService):
             for event in session.events
             if event.text and not event.partial and event.content is not None
         }
-        doing = "index a session"
         if self._sqlite is not None:
             token = _scope_token(session.app_name, session.user_id)
 
-            def index(conn: sqlite3.Connection) -> None:
-                def body() -> None:
-                    indexed = {row[0] for row in conn.execute(_SELECT_INDEXED, scope)}
-                    stale = [(*scope, event_id) for event_id in indexed - events.keys()]
-                    conn.executemany(_DELETE_EVENT, stale)
-                    rows = [
-                        (*_row(scope, event), token)
-                        for event_id, event in events.items()
-                        if event_id not in indexed
-                    ]
-                    conn.executemany(_SQLITE_INSERT, rows)
+            def index(cur: sqlite3.Cursor) -> None:
+                indexed = {row[0] for row in cur.execute(_SELECT_INDEXED, scope).fetchall()}
+                stale = [(*scope, event_id) for event_id in indexed - events.keys()]
+                cur.executemany(_DELETE_EVENT, stale)
+                rows = [
+                    (*_row(scope, event), token)
+                    for event_id, event in events.items()
+                    if event_id not in indexed
+                ]
+                cur.executemany(_SQLITE_INSERT, rows)
 
-                write(conn, body)
-
-            await self._sqlite.run(index, doing=doing)
+            await self._on_sqlite(index)
             return
 
         async def index_postgres(conn: Any) -> None:
@@ -223,7 +231,7 @@ class SqlMemoryService(BaseMemoryService):
                 if rows:
                     await conn.executemany(_POSTGRES_INSERT, rows)
 
-        await self._postgres_backend().run(index_postgres, doing=doing)
+        await self._on_postgres(index_postgres)
 
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
@@ -232,17 +240,16 @@ class SqlMemoryService(BaseMemoryService):
         words = query_words(query)
         if not words:
             return SearchMemoryResponse()
-        doing = "search memory"
         rows: Sequence[Sequence[Any]]
         if self._sqlite is not None:
             any_word = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
             match = f'scope:"{_scope_token(app_name, user_id)}" AND text:({any_word})'
             args = (match, app_name, user_id, self.max_results)
 
-            def search(conn: sqlite3.Connection) -> list[Any]:
-                return conn.execute(_SQLITE_SEARCH, args).fetchall()
+            def search(cur: sqlite3.Cursor) -> list[Any]:
+                return cur.execute(_SQLITE_SEARCH, args).fetchall()
 
-            rows = await self._sqlite.run(search, doing=doing)
+            rows = await self._on_sqlite(search, write=False)
         else:
 
             async def search_postgres(conn: Any) -> list[Any]:
@@ -251,7 +258,7 @@ class SqlMemoryService(BaseMemoryService):
                 )
                 return result
 
-            rows = await self._postgres_backend().run(search_postgres, doing=doing)
+            rows = await self._on_postgres(search_postgres)
         return SearchMemoryResponse(
             memories=[
                 MemoryEntry(
@@ -273,30 +280,59 @@ class SqlMemoryService(BaseMemoryService):
         if session_id is not None:
             statement += " AND session_id = ?3"
             args = (*args, session_id)
-        doing = "delete memories"
         if self._sqlite is not None:
 
-            def delete(conn: sqlite3.Connection) -> None:
-                write(conn, lambda: conn.execute(statement, args))
+            def delete(cur: sqlite3.Cursor) -> None:
+                cur.execute(statement, args)
 
-            await self._sqlite.run(delete, doing=doing)
+            await self._on_sqlite(delete)
             return
 
         async def delete_postgres(conn: Any) -> None:
             await conn.execute(_postgres(statement), *args)
 
-        await self._postgres_backend().run(delete_postgres, doing=doing)
+        await self._on_postgres(delete_postgres)
 
     async def close(self) -> None:
         """Close the database connections."""
         if self._sqlite is not None:
             await self._sqlite.close()
-        else:
-            await self._postgres_backend().close()
+        elif self._postgres is not None:
+            await self._postgres.close()
 
-    def _postgres_backend(self) -> PostgresMemoryBackend:
-        assert self._postgres is not None  # exactly one backend is set in __init__
-        return self._postgres
+    async def _on_sqlite(self, fn: Callable[[sqlite3.Cursor], _T], *, write: bool = True) -> _T:
+        """``fn`` on the SQLite layer (see ``SqliteDatabase.run``), once the tables are up to
+        date; SQLite without FTS5 is a ConfigurationError."""
+        sqlite = self._sqlite
+        assert sqlite is not None  # exactly one layer is set in __init__
+        try:
+            if not self._ready:
+                await sqlite.migrate()
+                self._ready = True
+            return await sqlite.run(fn, write=write)
+        except BackendError as exc:
+            if "fts5" in str(exc.__cause__).lower():
+                raise ConfigurationError(
+                    "This Python's SQLite was built without FTS5, which SqlMemoryService "
+                    "needs. Use a Python whose sqlite3 has FTS5, or PostgreSQL."
+                ) from exc
+            raise
+
+    async def _on_postgres(self, work: Callable[[Any], Awaitable[_T]]) -> _T:
+        """``work(connection)`` on the PostgreSQL layer, once the tables are up to date;
+        safe to repeat, so retried once on a fresh connection after a lost one."""
+        postgres = self._postgres
+        assert postgres is not None  # exactly one layer is set in __init__
+        if not self._ready:
+            where = postgres.where
+
+            async def migrate(conn: Any) -> None:
+                async with conn.transaction():
+                    await migrate_postgres(conn, COMPONENT, MIGRATIONS, database=where)
+
+            await postgres.run(migrate)
+            self._ready = True
+        return await postgres.run(work)
 
 
 def _row(scope: tuple[str, str, str], event: Event) -> tuple[Any, ...]:

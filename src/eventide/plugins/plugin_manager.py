@@ -2,19 +2,39 @@
 
 The manager is itself a ``BasePlugin``: each hook method fans the call out to the plugins
 that override that hook, in registration order, and the first non-None result wins and
-stops the fan-out (the rule is :func:`eventide._callbacks.call_chain`, written once). Which
-plugins override which hook is worked out once, when the Runner is built, so a hook no
-plugin overrides costs one empty-tuple check.
+stops the fan-out (the rule is :func:`eventide._callbacks.first_result`, written once).
+Which plugins override which hook is worked out once, when the Runner is built, as one
+chain per hook of the hook table (:data:`eventide.plugins.base_plugin.HOOKS`); a resolved
+agent's chains start with these (:meth:`PluginManager.chain`), so a hook no plugin
+overrides costs one empty-tuple check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, cast
 
-from eventide._callbacks import CallbackChain, call_chain
+from eventide._callbacks import first_result
 from eventide.errors import UsageError
-from eventide.plugins.base_plugin import BasePlugin
+from eventide.plugins.base_plugin import (
+    AFTER_AGENT,
+    AFTER_MODEL,
+    AFTER_RUN,
+    AFTER_TOOL,
+    BEFORE_AGENT,
+    BEFORE_MODEL,
+    BEFORE_RUN,
+    BEFORE_TOOL,
+    HOOKS,
+    LLM_HOOKS,
+    ON_EVENT,
+    ON_MODEL_ERROR,
+    ON_TOOL_ERROR,
+    ON_USER_MESSAGE,
+    BasePlugin,
+    HookSpec,
+)
 
 if TYPE_CHECKING:
     from eventide import types
@@ -27,20 +47,9 @@ if TYPE_CHECKING:
 
 __all__ = ["PluginManager"]
 
-_HOOKS: tuple[Callable[..., Any], ...] = (
-    BasePlugin.on_user_message_callback,
-    BasePlugin.before_run_callback,
-    BasePlugin.on_event_callback,
-    BasePlugin.after_run_callback,
-    BasePlugin.before_agent_callback,
-    BasePlugin.after_agent_callback,
-    BasePlugin.before_model_callback,
-    BasePlugin.after_model_callback,
-    BasePlugin.on_model_error_callback,
-    BasePlugin.before_tool_callback,
-    BasePlugin.after_tool_callback,
-    BasePlugin.on_tool_error_callback,
-)
+_Args = TypeVarTuple("_Args")
+_R = TypeVar("_R")
+_BY_METHOD = {spec.method: spec for spec in HOOKS}
 
 
 class PluginManager(BasePlugin):
@@ -87,131 +96,92 @@ class PluginManager(BasePlugin):
             raise ExceptionGroup("Several plugins failed to close.", errors)
 
     def _build_chains(self) -> None:
-        self._by_hook: dict[Callable[..., Any], CallbackChain] = {
-            hook: tuple(
-                getattr(p, hook.__name__)
-                for p in self.plugins
-                if getattr(type(p), hook.__name__) is not hook
+        self._chains: dict[HookSpec[*tuple[Any, ...], Any], tuple[Any, ...]] = {
+            spec: tuple(
+                functools.partial(spec.call_plugin, plugin)
+                for plugin in self.plugins
+                if getattr(type(plugin), spec.name) is not spec.method
             )
-            for hook in _HOOKS
+            for spec in HOOKS
         }
-        by_hook = self._by_hook
-        self._on_user_message = by_hook[BasePlugin.on_user_message_callback]
-        self._before_run = by_hook[BasePlugin.before_run_callback]
-        self._on_event = by_hook[BasePlugin.on_event_callback]
-        self._after_run = by_hook[BasePlugin.after_run_callback]
-        self._before_agent = by_hook[BasePlugin.before_agent_callback]
-        self._after_agent = by_hook[BasePlugin.after_agent_callback]
-        self._before_model = by_hook[BasePlugin.before_model_callback]
-        self._after_model = by_hook[BasePlugin.after_model_callback]
-        self._on_model_error = by_hook[BasePlugin.on_model_error_callback]
-        self._before_tool = by_hook[BasePlugin.before_tool_callback]
-        self._after_tool = by_hook[BasePlugin.after_tool_callback]
-        self._on_tool_error = by_hook[BasePlugin.on_tool_error_callback]
-
         # Whether resolving an LlmAgent needs to build hook chains for plugins at all.
-        self.has_model_or_tool_hooks = bool(
-            self._before_model
-            or self._after_model
-            or self._on_model_error
-            or self._before_tool
-            or self._after_tool
-            or self._on_tool_error
-        )
+        self.has_model_or_tool_hooks = any(self._chains[spec] for spec in LLM_HOOKS)
+
+    def chain(
+        self, spec: HookSpec[*_Args, _R]
+    ) -> tuple[Callable[[*_Args], Awaitable[_R | None]], ...]:
+        """The plugins' entries of a hook's chain, in registration order (empty when no
+        plugin overrides it)."""
+        return cast("tuple[Callable[[*_Args], Awaitable[_R | None]], ...]", self._chains[spec])
 
     def overrides(self, hook: Callable[..., Any]) -> bool:
         """True when some plugin overrides ``hook``, a ``BasePlugin`` method such as
         ``BasePlugin.on_event_callback`` (callers skip building the arguments otherwise)."""
-        return bool(self._by_hook[hook])
+        return bool(self._chains[_BY_METHOD[hook]])
 
     def get_plugin(self, name: str) -> BasePlugin | None:
         """The plugin called ``name``, if any."""
         return next((p for p in self.plugins if p.name == name), None)
 
-    # --- the hooks, fanned out ---
+    # --- the hooks, fanned out (BasePlugin's signatures) ---
     async def on_user_message_callback(
         self, *, invocation_context: InvocationContext, user_message: types.Content
     ) -> types.Content | None:
-        if not self._on_user_message:  # the common case: no coroutine for an empty chain
-            return None
-        result: types.Content | None = await call_chain(
-            self._on_user_message, invocation_context=invocation_context, user_message=user_message
-        )
-        return result
+        chain = self.chain(ON_USER_MESSAGE)
+        return await first_result(chain, invocation_context, user_message) if chain else None
 
     async def before_run_callback(
         self, *, invocation_context: InvocationContext
     ) -> types.Content | None:
-        if not self._before_run:
-            return None
-        result: types.Content | None = await call_chain(
-            self._before_run, invocation_context=invocation_context
-        )
-        return result
+        chain = self.chain(BEFORE_RUN)
+        return await first_result(chain, invocation_context) if chain else None
 
     async def on_event_callback(
         self, *, invocation_context: InvocationContext, event: Event
     ) -> Event | None:
-        result: Event | None = await call_chain(
-            self._on_event, invocation_context=invocation_context, event=event
-        )
-        return result
+        chain = self.chain(ON_EVENT)
+        return await first_result(chain, invocation_context, event)
 
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
-        if not self._after_run:
-            return
-        await call_chain(self._after_run, invocation_context=invocation_context)
+        chain = self.chain(AFTER_RUN)
+        if chain:
+            await first_result(chain, invocation_context)
 
     async def before_agent_callback(
         self, *, agent: BaseAgent, callback_context: CallbackContext
     ) -> types.Content | None:
-        result: types.Content | None = await call_chain(
-            self._before_agent, agent=agent, callback_context=callback_context
-        )
-        return result
+        chain = self.chain(BEFORE_AGENT)
+        return await first_result(chain, agent, callback_context)
 
     async def after_agent_callback(
         self, *, agent: BaseAgent, callback_context: CallbackContext
     ) -> types.Content | None:
-        result: types.Content | None = await call_chain(
-            self._after_agent, agent=agent, callback_context=callback_context
-        )
-        return result
+        chain = self.chain(AFTER_AGENT)
+        return await first_result(chain, agent, callback_context)
 
     async def before_model_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
-        result: LlmResponse | None = await call_chain(
-            self._before_model, callback_context=callback_context, llm_request=llm_request
-        )
-        return result
+        chain = self.chain(BEFORE_MODEL)
+        return await first_result(chain, callback_context, llm_request)
 
     async def after_model_callback(
         self, *, callback_context: CallbackContext, llm_response: LlmResponse
     ) -> LlmResponse | None:
-        result: LlmResponse | None = await call_chain(
-            self._after_model, callback_context=callback_context, llm_response=llm_response
-        )
-        return result
+        chain = self.chain(AFTER_MODEL)
+        return await first_result(chain, callback_context, llm_response)
 
     async def on_model_error_callback(
         self, *, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
     ) -> LlmResponse | None:
-        result: LlmResponse | None = await call_chain(
-            self._on_model_error,
-            callback_context=callback_context,
-            llm_request=llm_request,
-            error=error,
-        )
-        return result
+        chain = self.chain(ON_MODEL_ERROR)
+        return await first_result(chain, callback_context, llm_request, error)
 
     async def before_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
-        result: dict[str, Any] | None = await call_chain(
-            self._before_tool, tool=tool, tool_args=tool_args, tool_context=tool_context
-        )
-        return result
+        chain = self.chain(BEFORE_TOOL)
+        return await first_result(chain, tool, tool_args, tool_context)
 
     async def after_tool_callback(
         self,
@@ -221,14 +191,8 @@ class PluginManager(BasePlugin):
         tool_context: ToolContext,
         result: dict[str, Any],
     ) -> dict[str, Any] | None:
-        replaced: dict[str, Any] | None = await call_chain(
-            self._after_tool,
-            tool=tool,
-            tool_args=tool_args,
-            tool_context=tool_context,
-            result=result,
-        )
-        return replaced
+        chain = self.chain(AFTER_TOOL)
+        return await first_result(chain, tool, tool_args, tool_context, result)
 
     async def on_tool_error_callback(
         self,
@@ -238,11 +202,5 @@ class PluginManager(BasePlugin):
         tool_context: ToolContext,
         error: Exception,
     ) -> dict[str, Any] | None:
-        result: dict[str, Any] | None = await call_chain(
-            self._on_tool_error,
-            tool=tool,
-            tool_args=tool_args,
-            tool_context=tool_context,
-            error=error,
-        )
-        return result
+        chain = self.chain(ON_TOOL_ERROR)
+        return await first_result(chain, tool, tool_args, tool_context, error)

@@ -1,5 +1,8 @@
 """Session services: where conversations and their state are stored.
 
+``SessionService(store)`` is the session contract over any ``SessionStore`` (see
+:mod:`eventide.sessions.session_store` to write one).
+
 ``SqlSessionService`` (SQLite, PostgreSQL) and its google-adk names
 ``DatabaseSessionService`` and ``SqliteSessionService`` are imported on first access: they
 need the ``sql`` extra.
@@ -11,6 +14,14 @@ from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
 from eventide.sessions.session_service import SessionService
+from eventide.sessions.session_store import (
+    AppendOutcome,
+    AppendRequest,
+    ListedSession,
+    LoadedSession,
+    SessionStore,
+    StoredEvent,
+)
 
 if TYPE_CHECKING:  # imported on first access (needs the sql extra)
     from eventide.sessions.sql_session_service import (
@@ -20,15 +31,21 @@ if TYPE_CHECKING:  # imported on first access (needs the sql extra)
     )
 
 __all__ = [
+    "AppendOutcome",
+    "AppendRequest",
     "BaseSessionService",
     "DatabaseSessionService",
     "GetSessionConfig",
     "InMemorySessionService",
     "ListSessionsResponse",
+    "ListedSession",
+    "LoadedSession",
     "Session",
     "SessionService",
+    "SessionStore",
     "SqlSessionService",
     "SqliteSessionService",
+    "StoredEvent",
 ]
 
 

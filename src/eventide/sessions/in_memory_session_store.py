@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from eventide.sessions.session_store import (
     AppendOutcome,
+    AppendRequest,
     ListedSession,
     LoadedSession,
     StoredEvent,
@@ -140,45 +141,33 @@ class InMemorySessionStore:
             keys = self._keys[app_name]
             del keys[bisect.bisect_left(keys, (user_id, session_id))]
 
-    async def append(
-        self,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        event_id: str,
-        invocation_id: str,
-        timestamp: float,
-        event_json: str,
-        session_delta: dict[str, Any] | None,
-        app_delta: dict[str, Any] | None,
-        user_delta: dict[str, Any] | None,
-        expected_seq: int,
-        compare_and_set: bool,
-    ) -> AppendOutcome:
-        row = self._sessions.get((app_name, user_id, session_id))
+    async def append(self, request: AppendRequest) -> AppendOutcome:
+        r = request
+        app_name, user_id, expected = r.app_name, r.user_id, r.expected_seq
+        row = self._sessions.get((app_name, user_id, r.session_id))
         if row is None:
             return AppendOutcome("missing", 0, 0)
         events = row.events
         before = len(events)
-        if compare_and_set and before != expected_seq:
+        if r.compare_and_set and before != expected:
             return AppendOutcome("stale", before, before)
-        if event_id in row.event_ids:
+        if r.event_id in row.event_ids:
             outcome = AppendOutcome("duplicate", before, before)
         else:
             seq = before + 1
-            events.append(StoredEvent(seq, event_id, event_json))
-            row.timestamps.append(timestamp)
-            row.event_ids.add(event_id)
-            row.update_time = timestamp
-            if session_delta:
-                _merge(row.state, session_delta)
-            if app_delta:
-                _merge(self._app_states.setdefault(app_name, {}), app_delta)
-            if user_delta:
-                _merge(self._user_states.setdefault((app_name, user_id), {}), user_delta)
+            events.append(StoredEvent(seq, r.event_id, r.event_json))
+            row.timestamps.append(r.timestamp)
+            row.event_ids.add(r.event_id)
+            row.update_time = r.timestamp
+            if r.session_delta:
+                _merge(row.state, r.session_delta)
+            if r.app_delta:
+                _merge(self._app_states.setdefault(app_name, {}), r.app_delta)
+            if r.user_delta:
+                _merge(self._user_states.setdefault((app_name, user_id), {}), r.user_delta)
             outcome = AppendOutcome("committed", seq, before)
-        if before != expected_seq:
-            outcome.missed = events[expected_seq:before]
+        if before != expected:
+            outcome.missed = events[expected:before]
             outcome.state = self._merged(app_name, user_id, row)
         return outcome
 

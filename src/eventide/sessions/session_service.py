@@ -80,6 +80,7 @@ from eventide.sessions.session import (
 )
 from eventide.sessions.session_store import (
     AppendOutcome,
+    AppendRequest,
     LoadedSession,
     SessionStore,
     StoredEvent,
@@ -200,17 +201,8 @@ class SessionService(BaseSessionService):
         )
         if loaded is None:
             return None
-        session = Session(
-            id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=loaded.state,
-            last_update_time=loaded.update_time,
-            log_position=loaded.last_seq,
-        )
-        # Parsed events are Event instances: set without validating each one again.
-        _set_events(session, self._parse(loaded.events, app_name, user_id, session_id))
-        return session
+        events = self._parse(loaded.events, app_name, user_id, session_id)
+        return _session(app_name, user_id, session_id, loaded, events)
 
     async def _get_whole_session(
         self, store: SessionStore, app_name: str, user_id: str, session_id: str
@@ -277,16 +269,7 @@ class SessionService(BaseSessionService):
                     self._parsed.popitem(last=False)
             else:
                 self._parsed.pop(key, None)
-        session = Session(
-            id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=loaded.state,
-            last_update_time=loaded.update_time,
-            log_position=loaded.last_seq,
-        )
-        _set_events(session, events)  # parsed Event instances: no need to validate again
-        return session
+        return _session(app_name, user_id, session_id, loaded, events)
 
     async def list_sessions(
         self,
@@ -371,18 +354,20 @@ class SessionService(BaseSessionService):
         where = session.__dict__
         expected: int = where["log_position"]
         outcome = await store.append(
-            where["app_name"],
-            where["user_id"],
-            where["id"],
-            fields["id"],
-            fields["invocation_id"],
-            fields["timestamp"],
-            event_json,
-            session_delta,
-            app_delta,
-            user_delta,
-            expected,
-            compare_and_set,
+            AppendRequest(
+                where["app_name"],
+                where["user_id"],
+                where["id"],
+                fields["id"],
+                fields["invocation_id"],
+                fields["timestamp"],
+                event_json,
+                session_delta,
+                app_delta,
+                user_delta,
+                expected,
+                compare_and_set,
+            )
         )
         status = outcome.status
         if status == "committed":
@@ -586,8 +571,21 @@ def _decode_token(token: str) -> tuple[str, str]:
     )
 
 
-def _set_events(session: Session, events: list[Event]) -> None:
-    """Put ``events`` in the session without pydantic's ``__setattr__`` (microseconds a call,
-    and the Runner reads the session every turn), marking the field set as it would."""
+def _session(
+    app_name: str, user_id: str, session_id: str, loaded: LoadedSession, events: list[Event]
+) -> Session:
+    """The ``Session`` a read returns, holding ``events`` (parsed ``Event`` instances)."""
+    session = Session(
+        id=session_id,
+        app_name=app_name,
+        user_id=user_id,
+        state=loaded.state,
+        last_update_time=loaded.update_time,
+        log_position=loaded.last_seq,
+    )
+    # Set without pydantic's __setattr__ and without validating each event again
+    # (microseconds a call, and the Runner reads the session every turn), marking the field
+    # set as pydantic would.
     object.__setattr__(session, "events", events)
     session.__pydantic_fields_set__.add("events")
+    return session

@@ -14,8 +14,8 @@ store. The schema is versioned and migrated forward on start-up (see
   settings. A SQLite file that was deleted, moved or replaced under a running service is
   noticed before any commit is acknowledged (see :mod:`eventide.sessions.sqlite_session_store`).
 - **Event loops.** SQLite work runs inline or on the store's own thread, neither tied to a
-  loop; PostgreSQL opens one engine per loop (the previous loop's connections are
-  terminated).
+  loop; PostgreSQL connections belong to the loop that opened them (used from another loop,
+  the service opens new ones and terminates the previous loop's).
 - **Performance.** An append is one transaction in one step: on SQLite, an uncontended
   ``NORMAL`` commit runs inline (tens of microseconds: less than a thread hop), and goes to
   the store's thread only to wait for another process's lock or for an fsync (``FULL``);
@@ -53,10 +53,17 @@ class SqlSessionService(SessionService):
         compare_and_set: refuse (``StaleSessionError``) an append whose session copy is
             behind the stored log, instead of folding the newer events in.
         max_event_bytes: the largest event (as JSON) the store accepts.
-        engine_kwargs: PostgreSQL only: extra ``create_async_engine`` arguments.
+        max_connections: PostgreSQL only: the most connections open at once (per event
+            loop); operations beyond wait for one.
+        engine_kwargs: PostgreSQL only, for code written against SQLAlchemy's engine
+            (google-adk's ``DatabaseSessionService`` passes such arguments on):
+            ``pool_size`` plus ``max_overflow`` set ``max_connections``, and
+            ``connect_args`` go to ``asyncpg.connect``. Eventide's PostgreSQL store uses no
+            SQLAlchemy engine; other keys are refused.
 
     Raises:
-        ConfigurationError: an unsupported URL, or the ``sql`` extra is missing.
+        ConfigurationError: an unsupported URL, an ``engine_kwargs`` key other than those
+            above, or the ``sql`` extra is missing.
     """
 
     def __init__(
@@ -67,6 +74,7 @@ class SqlSessionService(SessionService):
         busy_timeout: float = 5.0,
         compare_and_set: bool = False,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        max_connections: int | None = None,
         engine_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if synchronous.upper() not in ("NORMAL", "FULL"):
@@ -75,13 +83,28 @@ class SqlSessionService(SessionService):
             url,
             synchronous=synchronous.upper(),
             busy_timeout=busy_timeout,
+            max_connections=max_connections,
             engine_kwargs=engine_kwargs,
         )
         super().__init__(store, compare_and_set=compare_and_set, max_event_bytes=max_event_bytes)
 
 
+# PostgreSQL connections per event loop when neither max_connections nor engine_kwargs say.
+# A server running 100 turns at once per process gained nothing from more on a small
+# machine: each one is a PostgreSQL backend process.
+DEFAULT_MAX_CONNECTIONS = 20
+
+# The engine_kwargs keys that mean something without SQLAlchemy (see SqlSessionService).
+_ENGINE_KWARGS = ("pool_size", "max_overflow", "connect_args")
+
+
 def _open_store(
-    url: str, *, synchronous: str, busy_timeout: float, engine_kwargs: dict[str, Any] | None
+    url: str,
+    *,
+    synchronous: str,
+    busy_timeout: float,
+    max_connections: int | None,
+    engine_kwargs: dict[str, Any] | None,
 ) -> SessionStore:
     parsed = parse_database_url(url, setting="url")
     try:
@@ -93,13 +116,37 @@ def _open_store(
             )
         from eventide.sessions.postgres_session_store import PostgresSessionStore
 
-        assert parsed.postgres_url is not None
-        return PostgresSessionStore(parsed.postgres_url, engine_kwargs=engine_kwargs)
+        limit, connect_kwargs = _postgres_settings(max_connections, engine_kwargs or {})
+        return PostgresSessionStore(parsed, max_connections=limit, connect_kwargs=connect_kwargs)
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
         raise ConfigurationError(
             f"SqlSessionService needs the sql extra for {parsed.dialect}: "
             "pip install 'eventide[sql]'."
         ) from exc
+
+
+def _postgres_settings(
+    max_connections: int | None, engine_kwargs: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
+    """The connection limit and ``asyncpg.connect`` arguments from the service's settings."""
+    unknown = sorted(set(engine_kwargs) - set(_ENGINE_KWARGS))
+    if unknown:
+        raise ConfigurationError(
+            f"engine_kwargs {unknown} mean nothing to Eventide's PostgreSQL store, which "
+            f"uses asyncpg without a SQLAlchemy engine: pass only {', '.join(_ENGINE_KWARGS)} "
+            "(or max_connections=...)."
+        )
+    limit = max_connections
+    if limit is None:
+        if "pool_size" in engine_kwargs or "max_overflow" in engine_kwargs:
+            limit = int(engine_kwargs.get("pool_size", 5)) + int(
+                engine_kwargs.get("max_overflow", 10)
+            )
+        else:
+            limit = DEFAULT_MAX_CONNECTIONS
+    if limit < 1:
+        raise ConfigurationError(f"max_connections must be at least 1, got {limit}.")
+    return limit, dict(engine_kwargs.get("connect_args") or {})
 
 
 class DatabaseSessionService(SqlSessionService):
