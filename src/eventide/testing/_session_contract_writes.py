@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from eventide import types
-from eventide.errors import AlreadyExistsError, SessionNotFoundError, UsageError
+from eventide.errors import AlreadyExistsError, SessionNotFoundError
 from eventide.events import Event, EventActions
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.session import Session
@@ -78,8 +78,8 @@ async def test_create_and_get_round_trip(session_service: BaseSessionService) ->
 
 
 async def test_create_rejects_a_taken_session_id(session_service: BaseSessionService) -> None:
-    """Contract: create_session with an existing session_id raises AlreadyExistsError (a UsageError) and leaves the
-    stored session untouched."""
+    """Contract: create_session with an existing session_id raises AlreadyExistsError (a
+    UsageError) and leaves the stored session untouched."""
     app = _app()
     await session_service.create_session(app_name=app, user_id="u", state={"a": 1}, session_id="s")
     with pytest.raises(AlreadyExistsError, match="already exists"):
