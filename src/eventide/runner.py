@@ -160,6 +160,7 @@ class Runner:
         run_config: RunConfig | None = None,
         invocation_id: str | None = None,
         resume_unfinished: bool = False,
+        session: Session | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one invocation and yield its events as they are committed.
 
@@ -179,11 +180,16 @@ class Runner:
             resume_unfinished: in a resumable app, first continue the session's latest
                 invocation if it did not finish (its events are yielded too), then run the
                 new message.
+            session: the session named by ``user_id`` and ``session_id``, as the caller has
+                just read it from this Runner's session service: the invocation runs on it
+                instead of reading it again (a protocol adapter reads it first to map its
+                request). An Eventide extension.
 
         Raises:
             SessionNotFoundError: the session does not exist.
             RunnerClosedError: the runner was closed.
             ResumeError: an invocation to resume cannot be resumed (the message says why).
+            UsageError: ``session`` is not the session named.
         """
         # The generator returned is the driver itself (one layer less per event and per
         # invocation); nothing runs, and nothing is raised, until it is iterated.
@@ -196,6 +202,7 @@ class Runner:
                 run_config,
                 invocation_id,
                 resume_unfinished,
+                session,
             )
         return self._drive(
             partial(
@@ -207,6 +214,7 @@ class Runner:
                 run_config,
                 invocation_id,
                 resume_unfinished,
+                session,
             )
         )
 
@@ -219,12 +227,13 @@ class Runner:
         run_config: RunConfig | None,
         invocation_id: str | None,
         resume_unfinished: bool,
+        given: Session | None,
     ) -> tuple[InvocationContext, bool]:
         """A new invocation of a Runner that is not resumable, the user's message committed."""
         self._check_open()
         if resume_unfinished:
             raise UsageError(_NOT_RESUMABLE)
-        session = await self._load_session(user_id, session_id)
+        session = await self._load_session(user_id, session_id, given)
         return await self._fresh(session, new_message, state_delta, run_config, invocation_id)
 
     async def _run_resumable(
@@ -236,12 +245,13 @@ class Runner:
         run_config: RunConfig | None,
         invocation_id: str | None,
         resume_unfinished: bool,
+        given: Session | None,
     ) -> AsyncGenerator[Event, None]:
         """``run_async`` in a resumable app: continue an unfinished invocation when asked."""
         from eventide.durable import paused_invocation, unfinished_invocation
 
         self._check_open()
-        session = await self._load_session(user_id, session_id)
+        session = await self._load_session(user_id, session_id, given)
         if new_message is not None:
             paused = paused_invocation(session, _answer_ids(types.to_content(new_message)))
             if paused is not None:
@@ -638,7 +648,12 @@ class Runner:
         await self.close()
 
     # --- steps of run_async ---
-    async def _load_session(self, user_id: str, session_id: str) -> Session:
+    async def _load_session(
+        self, user_id: str, session_id: str, given: Session | None = None
+    ) -> Session:
+        if given is not None:
+            _check_given_session(given, self.app_name, user_id, session_id)
+            return given
         session = await self.session_service.get_session(
             app_name=self.app_name, user_id=user_id, session_id=session_id
         )
@@ -830,3 +845,14 @@ def _root_model(root: BaseAgent) -> BaseLlm:
             "LlmAgent, so pass EventsCompactionConfig(summarizer=LlmEventSummarizer(llm=...))."
         )
     return root.canonical_model
+
+
+def _check_given_session(session: Session, app_name: str, user_id: str, session_id: str) -> None:
+    """Refuse a ``session`` handed to ``run_async`` that is not the one its ids name."""
+    given = (session.app_name, session.user_id, session.id)
+    if given != (app_name, user_id, session_id):
+        raise UsageError(
+            f"run_async(session=...) got session {given!r}, but the call names "
+            f"{(app_name, user_id, session_id)!r}: pass the session those ids name, as just "
+            "read from this Runner's session service (or no session, to have it read)."
+        )

@@ -32,7 +32,7 @@ from eventide.protocol import USER_AUTHOR
 from eventide.runner import Runner
 from eventide.server.app_registry import AppRegistry
 from eventide.server.protocol_fast_path import ProtocolHandler
-from eventide.server.protocol_turns import TurnInput, stream_turn, turn_events
+from eventide.server.protocol_turns import TurnInput, open_session, stream_turn, turn_events
 from eventide.server.run_routes import InflightTurns
 from eventide.server.sse_batching import EventStreamResponse
 from eventide.sessions.base_session_service import BaseSessionService
@@ -134,14 +134,7 @@ async def run_ag_ui(
     """Answer one AG-UI request with ``runner`` (see the module docstring)."""
     run, earlier = await _run_input(request)
     user = user_id(request, run) if user_id is not None else _default_user(request, run)
-    service = runner.session_service
-    session = await service.get_session(
-        app_name=runner.app_name, user_id=user, session_id=run.thread_id
-    )
-    if session is None:
-        session = await service.create_session(
-            app_name=runner.app_name, user_id=user, session_id=run.thread_id
-        )
+    session, _ = await open_session(runner, user, run.thread_id)
     try:
         plan = plan_turn(run, session)
     except ProtocolInputError as exc:
@@ -161,11 +154,11 @@ async def run_ag_ui(
                 invocation_id=f"ag-ui-{run.run_id}",
                 actions=EventActions(state_delta=plan.state_delta),
             )
-            await service.append_event(session, change)
+            await runner.session_service.append_event(session, change)
         return EventStreamResponse(_nothing_to_run(writer))
     turn = TurnInput(
         user_id=user,
-        session_id=session.id,
+        session=session,
         new_message=plan.new_message,
         state_delta=plan.state_delta,
         client_tools=plan.client_tools,

@@ -32,7 +32,6 @@ from eventide.openai_compat.openai_sessions import (
     encode_response_id,
     import_history,
     name_answers,
-    open_session,
     request_user,
 )
 from eventide.openai_compat.request_fields import (
@@ -53,7 +52,13 @@ from eventide.openai_compat.turn_output import TurnOutput
 from eventide.runner import Runner
 from eventide.server.app_registry import AppRegistry
 from eventide.server.protocol_fast_path import ProtocolHandler
-from eventide.server.protocol_turns import TurnInput, collect_turn, stream_turn, turn_events
+from eventide.server.protocol_turns import (
+    TurnInput,
+    collect_turn,
+    open_session,
+    stream_turn,
+    turn_events,
+)
 from eventide.server.run_routes import InflightTurns
 
 __all__ = ["add_openai_routes"]
@@ -158,7 +163,7 @@ class _OpenAIRoutes:
         stream = bool(body.get("stream"))
         turn = TurnInput(
             user_id=user_id,
-            session_id=session.id,
+            session=session,
             new_message=message,
             client_tools=tools,
             streaming=stream,
@@ -236,7 +241,7 @@ class _OpenAIRoutes:
         stream = bool(body.get("stream"))
         turn = TurnInput(
             user_id=user_id,
-            session_id=session.id,
+            session=session,
             new_message=message,
             client_tools=tools,
             streaming=stream,
