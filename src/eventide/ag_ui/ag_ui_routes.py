@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import pydantic
-from ag_ui.core import RunAgentInput, RunErrorEvent
-from ag_ui.encoder import EventEncoder
+from ag_ui.core import RunAgentInput
 from fastapi import FastAPI, HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
 from eventide.ag_ui.event_stream import AgUiEvents
+from eventide.ag_ui.frames import run_error_frame
 from eventide.ag_ui.run_input import DEFAULT_USER, plan_turn
 from eventide.agents.base_agent import BaseAgent
 from eventide.apps.app import App
@@ -191,10 +191,9 @@ async def _run_input(request: Request) -> tuple[RunAgentInput, list[object]]:
         messages: object = data.get("messages")
         if isinstance(messages, list):
             listed = cast("list[object]", messages)
-            last = max(
-                (i for i, m in enumerate(listed) if _role(m) == "assistant"),
-                default=0,
-            )
+            last = max(len(listed) - 1, 0)  # found from the end: the new messages are few
+            while last > 0 and _role(listed[last]) != "assistant":
+                last -= 1
             earlier = listed[:last]
             body = {**data, "messages": listed[last:]}
     try:
@@ -239,6 +238,6 @@ def _nothing_to_run(writer: AgUiEvents) -> Callable[[Callable[[bytes], None]], A
 
 def _run_error(code: str, message: str) -> Response:
     async def produce(emit: Callable[[bytes], None]) -> None:
-        emit(EventEncoder().encode(RunErrorEvent(message=message, code=code)).encode())
+        emit(run_error_frame(message, code))
 
     return EventStreamResponse(produce)
