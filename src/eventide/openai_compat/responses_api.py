@@ -13,9 +13,10 @@ failed turn is ``failed`` with its ``error``. Streaming sends the API's events
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
+
+from pydantic_core import to_json
 
 from eventide.events import Event
 from eventide.openai_compat.request_fields import as_list, as_object
@@ -142,24 +143,17 @@ class ResponseEvents:
                 )
             elif change == "text_delta":
                 assert isinstance(item, TurnText)
-                # The most frequent frame, written directly (the same JSON _send writes).
-                emit(
-                    b"".join(
-                        (
-                            b'event: response.output_text.delta\ndata: {"type": '
-                            b'"response.output_text.delta", "item_id": ',
-                            _JSON(_message_id(item)).encode(),
-                            b', "output_index": ',
-                            str(self._positions[id(item)]).encode(),
-                            b', "content_index": 0, "delta": ',
-                            _JSON(delta).encode(),
-                            b', "logprobs": [], "sequence_number": ',
-                            str(self._sequence).encode(),
-                            b"}\n\n",
-                        )
-                    )
+                self._send(
+                    emit,
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": _message_id(item),
+                        "output_index": self._positions[id(item)],
+                        "content_index": 0,
+                        "delta": delta,
+                        "logprobs": [],
+                    },
                 )
-                self._sequence += 1
             elif change == "text_done":
                 assert isinstance(item, TurnText)
                 self._text_done(item, emit)
@@ -252,11 +246,8 @@ class ResponseEvents:
     def _send(self, emit: Any, frame: dict[str, Any]) -> None:
         frame["sequence_number"] = self._sequence
         self._sequence += 1
-        data = json.dumps(frame, ensure_ascii=False)
-        emit(f"event: {frame['type']}\ndata: {data}\n\n".encode())
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False).encode
+        # pydantic-core's serializer: a fifth of json.dumps's cost, compact as OpenAI's own.
+        emit(b"event: " + frame["type"].encode() + b"\ndata: " + to_json(frame) + b"\n\n")
 
 
 def _item(item: TurnText | ToolCall | ToolResult, done: bool) -> dict[str, Any]:
