@@ -117,11 +117,29 @@ def test_client_tool_calls_and_interrupts_end_the_run_as_the_encoder_writes_it()
         ),
     )
     confirm.long_running_tool_ids = {"c-2"}
-    frames = _run([confirm])
+    said = _model("e-1", text="Paying.")
+    call = _model("e-2", function_call=types.FunctionCall(id="c-0", name="pay", args={"a": 1}))
+    frames = _run([said, call, confirm])
     assert [f["type"] for f in frames[-3:]] == [
         "STATE_SNAPSHOT",
         "MESSAGES_SNAPSHOT",
         "RUN_FINISHED",
+    ]
+    # The run's messages, as a client's list holds them: the text, then the call shown
+    # under the same message (the confirmation is an interrupt, not a call).
+    assert frames[-2]["messages"] == [
+        {"id": "e-1", "role": "assistant", "content": "Paying."},
+        {
+            "id": "e-2",
+            "role": "assistant",
+            "toolCalls": [
+                {
+                    "id": "c-0",
+                    "type": "function",
+                    "function": {"name": "pay", "arguments": '{"a": 1}'},
+                }
+            ],
+        },
     ]
     assert frames[-1]["outcome"]["type"] == "interrupt"
     assert frames[-1]["outcome"]["interrupts"][0]["id"] == "c-2"

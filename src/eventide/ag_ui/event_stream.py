@@ -31,13 +31,9 @@ from typing import Any
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
-    AssistantMessage,
-    FunctionCall,
     Interrupt,
     Message,
     MessagesSnapshotEvent,
-    ToolCall,
-    ToolMessage,
 )
 from pydantic import TypeAdapter, ValidationError
 
@@ -79,6 +75,9 @@ class AgUiEvents:
         self.state = dict(state)
         self.messages = list(messages)
         self.earlier_messages = earlier_messages or []
+        # This run's messages in their wire form, validated only for a MESSAGES_SNAPSHOT
+        # (an interrupted run's end): most runs never need them as models.
+        self.said: list[dict[str, Any]] = []
         self.client_tools = client_tools
         self.interrupts: list[Interrupt] = []
         self.pending: list[str] = []
@@ -135,7 +134,9 @@ class AgUiEvents:
                     }
                 )
             )
-            self.messages.append(ToolMessage(id=message_id, tool_call_id=call_id, content=content))
+            self.said.append(
+                {"id": message_id, "role": "tool", "toolCallId": call_id, "content": content}
+            )
         delta = event.actions.state_delta
         if delta:
             operations = [
@@ -171,11 +172,13 @@ class AgUiEvents:
             emit(frame({"type": "STATE_SNAPSHOT", "snapshot": self.state}))
             try:
                 earlier = [_MESSAGE.validate_python(m) for m in self.earlier_messages]
+                said = [_MESSAGE.validate_python(m) for m in self.said]
             except ValidationError as exc:
                 message = f"An earlier message of the request is not an AG-UI message: {exc}"
                 emit(run_error_frame(message, "INVALID_MESSAGES"))
                 return
-            emit(encoded(MessagesSnapshotEvent(messages=[*earlier, *self.messages])))
+            messages = [*earlier, *self.messages, *said]
+            emit(encoded(MessagesSnapshotEvent(messages=messages)))
             interrupts = [i.model_dump(mode="json", by_alias=True) for i in self.interrupts]
             outcome: dict[str, Any] = {"type": "interrupt", "interrupts": interrupts}
         elif self.pending:
@@ -205,7 +208,7 @@ class AgUiEvents:
         if not calls:
             return
         waiting = event.long_running_tool_ids or set()
-        shown: list[ToolCall] = []
+        shown: list[dict[str, Any]] = []
         for call in calls:
             call_id = call.id or ""
             name = call.name or ""
@@ -227,7 +230,11 @@ class AgUiEvents:
             emit(frame({"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": arguments}))
             emit(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
             shown.append(
-                ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments))
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
             )
             if call_id in waiting:
                 if name in self.client_tools:
@@ -242,7 +249,7 @@ class AgUiEvents:
                         )
                     )
         if shown:
-            self._assistant_message(event.id).tool_calls = shown
+            self._assistant_message(event.id)["toolCalls"] = shown
 
     def _add_text(self, message_id: str, delta: str, emit: Emit) -> None:
         if self._text != message_id:
@@ -260,16 +267,16 @@ class AgUiEvents:
         if message_id is None:
             return
         emit(frame({"type": "TEXT_MESSAGE_END", "messageId": message_id}))
-        self._assistant_message(message_id).content = final_text or self._streamed
+        self._assistant_message(message_id)["content"] = final_text or self._streamed
         self._text = None
         self._streamed = ""
 
-    def _assistant_message(self, message_id: str) -> AssistantMessage:
-        for message in reversed(self.messages):
-            if isinstance(message, AssistantMessage) and message.id == message_id:
+    def _assistant_message(self, message_id: str) -> dict[str, Any]:
+        for message in reversed(self.said):
+            if message["id"] == message_id and message["role"] == "assistant":
                 return message
-        message = AssistantMessage(id=message_id)
-        self.messages.append(message)
+        message: dict[str, Any] = {"id": message_id, "role": "assistant"}
+        self.said.append(message)
         return message
 
 

@@ -112,11 +112,14 @@ class ResponseEvents:
         self.output = output
         self._sequence = 0
         self._positions: dict[int, int] = {}  # id(item) -> its output_index
+        self._delta_fields = b""  # the open message's text-delta fields before the text
 
     def start(self, emit: Any) -> None:
-        resource = response_resource(self.shape, self.output, status="in_progress")
-        self._send(emit, {"type": "response.created", "response": resource})
-        self._send(emit, {"type": "response.in_progress", "response": resource})
+        resource = b'"response":' + to_json(
+            response_resource(self.shape, self.output, status="in_progress")
+        )
+        self._write(emit, b"response.created", resource)
+        self._write(emit, b"response.in_progress", resource)
 
     def event(self, event: Event, emit: Any) -> None:
         for change, item, delta in self.output.read(event):
@@ -141,18 +144,19 @@ class ResponseEvents:
                         "part": {"type": "output_text", "text": "", "annotations": []},
                     },
                 )
+                # The message's deltas (most of the frames) differ only in the text.
+                self._delta_fields = b"".join(
+                    (
+                        b'"item_id":',
+                        to_json(_message_id(item)),
+                        b',"output_index":%d,"content_index":0,"delta":' % index,
+                    )
+                )
             elif change == "text_delta":
-                assert isinstance(item, TurnText)
-                self._send(
+                self._write(
                     emit,
-                    {
-                        "type": "response.output_text.delta",
-                        "item_id": _message_id(item),
-                        "output_index": self._positions[id(item)],
-                        "content_index": 0,
-                        "delta": delta,
-                        "logprobs": [],
-                    },
+                    b"response.output_text.delta",
+                    self._delta_fields + to_json(delta) + b',"logprobs":[]',
                 )
             elif change == "text_done":
                 assert isinstance(item, TurnText)
@@ -244,10 +248,19 @@ class ResponseEvents:
         return index
 
     def _send(self, emit: Any, frame: dict[str, Any]) -> None:
-        frame["sequence_number"] = self._sequence
-        self._sequence += 1
-        # pydantic-core's serializer: a fifth of json.dumps's cost, compact as OpenAI's own.
-        emit(b"event: " + frame["type"].encode() + b"\ndata: " + to_json(frame) + b"\n\n")
+        kind = frame.pop("type")
+        self._write(emit, kind.encode(), to_json(frame)[1:-1])
+
+    def _write(self, emit: Any, kind: bytes, fields: bytes) -> None:
+        """Send the event ``kind`` whose other fields are ``fields``, JSON object members
+        (``"a":1,"b":2``), numbered next. Compact JSON, as OpenAI's own frames, written by
+        pydantic-core's serializer: a fifth of json.dumps's cost."""
+        sequence = self._sequence
+        self._sequence = sequence + 1
+        emit(
+            b'event: %s\ndata: {"type":"%s",%s,"sequence_number":%d}\n\n'
+            % (kind, kind, fields, sequence)
+        )
 
 
 def _item(item: TurnText | ToolCall | ToolResult, done: bool) -> dict[str, Any]:
