@@ -272,9 +272,10 @@ class AgUiEvents:
         self._streamed = ""
 
     def _assistant_message(self, message_id: str) -> dict[str, Any]:
-        for message in reversed(self.said):
-            if message["id"] == message_id and message["role"] == "assistant":
-                return message
+        known: dict[str, Any]
+        for known in reversed(self.said):
+            if known["id"] == message_id and known["role"] == "assistant":
+                return known
         message: dict[str, Any] = {"id": message_id, "role": "assistant"}
         self.said.append(message)
         return message
