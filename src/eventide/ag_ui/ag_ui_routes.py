@@ -9,13 +9,13 @@ the protocol's ``RUN_ERROR``. The adapter keeps nothing: the thread is a session
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, cast
 
 import pydantic
 from ag_ui.core import RunAgentInput
 from fastapi import FastAPI, HTTPException
+from pydantic_core import from_json
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -180,7 +180,9 @@ async def _run_input(request: Request) -> tuple[RunAgentInput, list[object]]:
     """
     raw = await request.body()
     try:
-        body: Any = json.loads(raw)
+        # pydantic-core's parser: the body grows with the conversation, and json.loads
+        # took half again as long on it.
+        body: Any = from_json(raw)
     except ValueError as exc:
         raise HTTPException(
             400, detail=f"The body is not JSON ({exc}): send an AG-UI RunAgentInput."
