@@ -40,6 +40,7 @@ from pydantic import TypeAdapter, ValidationError
 from eventide.ag_ui.frames import content_frame, encoded, frame, run_error_frame
 from eventide.events import Event
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, SYNTHETIC_FUNCTIONS
+from eventide.server.protocol_turns import event_text
 
 __all__ = ["AgUiEvents"]
 
@@ -107,7 +108,7 @@ class AgUiEvents:
                 emit(frame({"type": "STEP_FINISHED", "stepName": self._step}))
             self._step = event.author
             emit(frame({"type": "STEP_STARTED", "stepName": event.author}))
-        text = event.text
+        text = event_text(event)
         if event.partial:
             if text:
                 self._add_text(event.id, text, emit)

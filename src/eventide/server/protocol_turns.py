@@ -28,6 +28,7 @@ __all__ = [
     "FrameWriter",
     "TurnInput",
     "collect_turn",
+    "event_text",
     "open_session",
     "stream_turn",
     "turn_events",
@@ -49,6 +50,19 @@ class TurnInput:
     state_delta: dict[str, Any] | None = None
     client_tools: list[types.FunctionDeclaration] = field(default_factory=list)
     streaming: bool = False
+
+
+def event_text(event: Event) -> str | None:
+    """``event.text``, at a third of its cost for an event of one part (a streamed chunk):
+    the adapters read it from every event of a turn."""
+    content = event.content
+    if content is None:
+        return None
+    parts = content.parts
+    if parts is not None and len(parts) == 1:
+        part = parts[0]
+        return None if part.thought else part.text
+    return content.text
 
 
 async def open_session(
