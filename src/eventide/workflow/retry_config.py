@@ -50,8 +50,7 @@ class RetryConfig(BaseModel):
                 names.append(error_class.__name__)
             else:
                 raise WorkflowConfigurationError(
-                    "RetryConfig.exceptions takes exception classes or their names, got "
-                    f"{item!r}."
+                    f"RetryConfig.exceptions takes exception classes or their names, got {item!r}."
                 )
         return names
 
