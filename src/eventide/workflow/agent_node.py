@@ -1,8 +1,9 @@
 """``AgentNode``: an agent (``LlmAgent``, a custom ``BaseAgent``) as a workflow node.
 
 The agent runs in the workflow's invocation and its events keep their authors. Its output
-is the ``output`` of its last event that has one, or else its final answer: the answer's
-text, or the validated JSON when the agent has an ``output_schema``. When the node's input
+is the ``output`` of its last event that has one; the agent's final answer carries one
+(set here when the agent did not): the answer's text, or the parsed JSON when the agent
+has an ``output_schema``. When the node's input
 is not the user's message (it is an earlier node's output), it is given to the agent as a
 user message first, so the model sees it.
 """
@@ -51,34 +52,32 @@ class AgentNode(BaseNode):
             and not ctx.resume_inputs
         ):
             yield Event(author="user", content=_as_user_message(node_input))
-        output: Any = None
-        final: Event | None = None
         agent_ctx = invocation.for_agent(agent)
         events = agent.run_async(agent_ctx)
         try:
             async for event in events:
                 if not event.author:
                     event.author = agent.name
-                if event.output is not None:
-                    output = event.output
-                elif event.author == agent.name and event.is_final_response() and event.content:
-                    final = event
+                if (
+                    event.output is None
+                    and event.author == agent.name
+                    and event.content is not None
+                    and not event.partial
+                    and event.is_final_response()
+                ):
+                    # The agent's answer carries the node's output itself (no event more).
+                    event.output = _answer(agent, event.content)
                 yield event
         finally:
             await events.aclose()
-        if output is None and final is not None:
-            output = _answer(agent, final)
-            if output is not None:
-                yield Event(output=output)
 
 
 def _is_llm_agent(agent: Any) -> bool:
     return hasattr(agent, "output_key") and hasattr(agent, "canonical_model")
 
 
-def _answer(agent: BaseAgent, final: Event) -> Any:
-    assert final.content is not None
-    text = content_text(final.content)
+def _answer(agent: BaseAgent, content: types.Content) -> Any:
+    text = content_text(content)
     if not text:
         return None
     if getattr(agent, "output_schema", None) is not None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from eventide.errors import WorkflowConfigurationError
+from eventide.errors import EventideError, WorkflowConfigurationError
 from eventide.events import Event
 from eventide.workflow.node_data import validate_node_data
 from eventide.workflow.request_input import RequestInput, request_input_event
@@ -54,6 +54,17 @@ class BaseNode(BaseModel):
     input_schema: Any = None
     output_schema: Any = None
     state_schema: type[BaseModel] | None = None
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            # Eventide's own errors (a bad name) surface as themselves, not wrapped.
+            for error in exc.errors():
+                original = (error.get("ctx") or {}).get("error")
+                if isinstance(original, EventideError):
+                    raise original from None
+            raise
 
     @field_validator("name")
     @classmethod

@@ -33,14 +33,14 @@ class RetryConfig(BaseModel):
     max_delay: float | None = None
     backoff_factor: float | None = None
     jitter: float | None = None
-    exceptions: list[str] | None = None
+    exceptions: list[str | type[BaseException]] | None = None
 
     @field_validator("exceptions", mode="before")
     @classmethod
-    def _exception_names(cls, value: Any) -> list[str] | None:
+    def _exception_names(cls, value: Any) -> list[str | type[BaseException]] | None:
         if value is None:
             return None
-        names: list[str] = []
+        names: list[str | type[BaseException]] = []
         items: list[object] = list(value)
         for item in items:
             if isinstance(item, str):
@@ -62,7 +62,8 @@ class RetryConfig(BaseModel):
         if self.exceptions is None:
             return True
         names = {cls.__name__ for cls in type(error).__mro__ if cls is not object}
-        return not names.isdisjoint(self.exceptions)
+        wanted = {e if isinstance(e, str) else e.__name__ for e in self.exceptions}
+        return not names.isdisjoint(wanted)
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after ``attempt`` (1-based) failed."""
