@@ -24,6 +24,7 @@ from eventide.workflow.function_node import FunctionNode
 from eventide.workflow.graph import DEFAULT_ROUTE, Edge, Graph
 from eventide.workflow.join_node import JoinNode
 from eventide.workflow.node import Node, node
+from eventide.workflow.node_tool import NodeTool
 from eventide.workflow.request_input import RequestInput
 from eventide.workflow.retry_config import RetryConfig
 from eventide.workflow.tool_node import ToolNode
@@ -40,6 +41,7 @@ __all__ = [
     "JoinNode",
     "Node",
     "NodeTimeoutError",
+    "NodeTool",
     "RequestInput",
     "RetryConfig",
     "ToolNode",

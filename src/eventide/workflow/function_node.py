@@ -123,6 +123,14 @@ class FunctionNode(BaseNode):
             and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD)
         ]
 
+    def hint(self, name: str) -> Any:
+        """The annotation of parameter ``name`` (None when it has none)."""
+        return self._hints.get(name)
+
+    def required(self, name: str) -> bool:
+        """Whether parameter ``name`` has no default."""
+        return self._signature.parameters[name].default is inspect.Parameter.empty
+
     def _infer_schemas(self) -> None:
         returns = self._hints.get("return")
         if typing.get_origin(returns) in (
