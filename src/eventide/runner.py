@@ -63,6 +63,7 @@ class Runner:
     Args:
         app_name: the app's name; sessions and state are scoped by it.
         agent: the root agent.
+        node: google-adk 2.x's name for ``agent`` when it is a ``Workflow``.
         app: an ``App`` instead of ``app_name`` and ``agent`` (its plugins run first).
         session_service: where sessions and events are stored.
         artifact_service: where artifacts are stored (optional).
@@ -85,6 +86,7 @@ class Runner:
         *,
         app_name: str | None = None,
         agent: BaseAgent | None = None,
+        node: BaseAgent | None = None,
         app: App | None = None,
         session_service: BaseSessionService,
         artifact_service: BaseArtifactService | None = None,
@@ -96,6 +98,10 @@ class Runner:
         events_compaction_config: EventsCompactionConfig | None = None,
     ) -> None:
         compaction = events_compaction_config
+        if node is not None:  # google-adk 2.x's keyword for a workflow at the root
+            if agent is not None:
+                raise UsageError("Only one of app, agent, or node may be provided.")
+            agent = node
         if app is not None:
             compaction = compaction or app.events_compaction_config
             if agent is not None:

@@ -258,9 +258,17 @@ class FunctionNode(BaseNode):
         """What the function returned or yielded, as the node yields it."""
         if item is None or isinstance(item, Event | RequestInput):
             return item
-        if isinstance(item, types.Content):
-            return Event(content=item)
+        if _is_content(item):
+            return Event(content=types.to_content(item))
         return Event(output=to_plain(item))
+
+
+def _is_content(item: Any) -> bool:
+    """Eventide's ``Content``, or google-genai's (accepted wherever content is)."""
+    if isinstance(item, types.Content):
+        return True
+    kind: type = item.__class__
+    return kind.__name__ == "Content" and kind.__module__.startswith("google.genai")
 
 
 def _lookup(source: Any, name: str) -> tuple[bool, Any]:
