@@ -24,7 +24,6 @@ from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import InvocationContext
-from eventide.durable.log import ANSWERED, FINISHED, INVOCATION_KEY, STARTED
 from eventide.errors import RunnerClosedError, SessionNotFoundError, UsageError
 from eventide.events import Event, EventActions
 from eventide.flows.contents import ContentsCache
@@ -35,6 +34,7 @@ from eventide.plugins.plugin_manager import PluginManager
 from eventide.protocol import REQUEST_CREDENTIAL_FUNCTION, USER_AUTHOR
 from eventide.run_config import RunConfig
 from eventide.runner_debug import run_debug
+from eventide.runtime.markers import ANSWERED, FINISHED, INVOCATION_KEY, STARTED
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import Session

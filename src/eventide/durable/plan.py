@@ -6,16 +6,16 @@ from dataclasses import dataclass
 
 from eventide import types
 from eventide.agents.base_agent import BaseAgent
-from eventide.durable.log import (
+from eventide.errors import InvocationNotFoundError, ResumeError
+from eventide.runtime.markers import (
     ANSWERED,
     ENDED,
     FINISHED,
     STARTED,
-    ResumeScope,
     invocation_status,
     is_log_maintenance,
 )
-from eventide.errors import InvocationNotFoundError, ResumeError
+from eventide.runtime.replay import ResumeScope
 from eventide.sessions.session import Session
 
 __all__ = ["ResumePlan", "paused_invocation", "plan_resume", "unfinished_invocation"]
