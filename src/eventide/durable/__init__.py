@@ -8,17 +8,21 @@ part of the log (:mod:`eventide.runtime.replay`, ``BaseAgent._resume_async_impl`
 """
 
 from eventide.durable.plan import (
+    Pickup,
     ResumePlan,
     paused_invocation,
+    pickup,
     plan_resume,
     unfinished_invocation,
 )
 from eventide.runtime.replay import ResumeScope
 
 __all__ = [
+    "Pickup",
     "ResumePlan",
     "ResumeScope",
     "paused_invocation",
+    "pickup",
     "plan_resume",
     "unfinished_invocation",
 ]
