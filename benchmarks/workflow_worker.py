@@ -98,7 +98,7 @@ def adk_like(framework: str, scenario: str) -> Run:
         expected = TEXT
     else:
         raise ValueError(f"unknown scenario {scenario!r}")
-    runner = InMemoryRunner(node=workflow, app_name="bench")
+    runner = InMemoryRunner(agent=workflow, app_name="bench")
     message = types.Content(role="user", parts=[types.Part(text="go")])
 
     async def run() -> int:
@@ -210,7 +210,7 @@ def langgraph(scenario: str) -> Run:
 
 async def eventide_resume(runs: int) -> dict[str, Any]:
     """Replay cost of resuming a 1,000-node chain whose last node crashed the first run."""
-    from eventide import InMemoryRunner, types
+    from eventide import App, InMemorySessionService, ResumabilityConfig, Runner, types
     from eventide.workflow import Workflow
 
     class Crash(Exception):
@@ -227,7 +227,9 @@ async def eventide_resume(runs: int) -> dict[str, Any]:
 
     current = [""]
     workflow = Workflow(name="long", edges=[("START", _start, *_steps(998), last)])
-    runner = InMemoryRunner(node=workflow, app_name="bench")
+    resumable = ResumabilityConfig(is_resumable=True)
+    app = App(name="bench", root_agent=workflow, resumability_config=resumable)
+    runner = Runner(app=app, session_service=InMemorySessionService())
     message = types.Content(role="user", parts=[types.Part(text="go")])
     samples = []
     for _ in range(runs):
