@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from eventide.artifacts.base_artifact_service import BaseArtifactService
     from eventide.auth.auth_config import AuthConfig, AuthCredential
     from eventide.auth.credential_service import BaseCredentialService
-    from eventide.durable.log import ResumeScope
     from eventide.events import Event
     from eventide.flows.contents import ContentsCache
     from eventide.memory.base_memory_service import (
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
         SearchMemoryResponse,
     )
     from eventide.plugins.plugin_manager import PluginManager
+    from eventide.runtime.replay import ResumeScope
     from eventide.sessions.base_session_service import BaseSessionService
     from eventide.sessions.session import Session
 

@@ -182,6 +182,36 @@ def test_invalid_graphs_are_refused_at_construction() -> None:
         FunctionNode(func=a, name="not valid")
 
 
+def _increments(count: int) -> list[FunctionNode]:
+    def add_one(node_input: int) -> int:
+        return node_input + 1
+
+    return [FunctionNode(func=add_one, name=f"step_{i}") for i in range(count)]
+
+
+async def test_long_chains_and_wide_joins_build_and_run() -> None:
+    """A 3,000-node chain is validated without recursion (a cycle at its end still found),
+    and a 1,000-way join waits for every branch and gets each one's output."""
+    steps = _increments(3000)
+    Workflow(name="wf", edges=[("START", *steps)])
+    with pytest.raises(GraphValidationError, match="step_2999 -> step_2998"):
+        Workflow(name="wf", edges=[("START", *steps), (steps[-1], steps[-2])])
+
+    def zero(node_input: Any) -> int:
+        return 0
+
+    def total(node_input: dict[str, int]) -> int:
+        assert len(node_input) == 1000
+        return sum(node_input.values())
+
+    fan = Workflow(
+        name="wf",
+        edges=[("START", zero, tuple(_increments(1000)), JoinNode(name="join"), total)],
+    )
+    events, _ = await play(fan, "go")
+    assert outputs(events)[-1] == ("wf@1/total@1", 1000)
+
+
 async def test_two_terminal_outputs_are_an_error() -> None:
     def a(node_input: Any) -> str:
         return "a"

@@ -9,7 +9,7 @@ dict ``{route: node or tuple}`` (routed edges from the element before it).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,6 +66,7 @@ class Graph(BaseModel):
         self._by_name: dict[str, BaseNode] = {n.name: n for n in self.nodes}
         self._outgoing: dict[str, list[Edge]] = {}
         self._incoming: dict[str, list[str]] = {}
+        self._predecessors: dict[str, tuple[str, ...]] = {}
         for edge in self.edges:
             self._outgoing.setdefault(edge.from_node.name, []).append(edge)
             self._incoming.setdefault(edge.to_node.name, []).append(edge.from_node.name)
@@ -93,9 +94,12 @@ class Graph(BaseModel):
         """The node called ``name``."""
         return self._by_name[name]
 
-    def predecessors(self, name: str) -> list[str]:
+    def predecessors(self, name: str) -> tuple[str, ...]:
         """The names of the nodes with an edge to ``name`` (once each, in edge order)."""
-        return list(dict.fromkeys(self._incoming.get(name, ())))
+        known = self._predecessors.get(name)
+        if known is None:
+            known = self._predecessors[name] = tuple(dict.fromkeys(self._incoming.get(name, ())))
+        return known
 
     def next_nodes(self, name: str, route: RouteValue | list[RouteValue] | None) -> list[str]:
         """The nodes to run after ``name`` finished having emitted ``route`` (or None).
@@ -192,29 +196,38 @@ class Graph(BaseModel):
         self._check_unconditional_cycles()
 
     def _check_unconditional_cycles(self) -> None:
-        done: set[str] = set()
+        """Reject a cycle made only of unrouted edges (it would loop forever).
 
-        def visit(name: str, path: list[str]) -> None:
-            path.append(name)
-            for edge in self._outgoing.get(name, ()):
-                if edge.route is not None:
-                    continue
-                target = edge.to_node.name
-                if target in path:
+        An iterative depth-first search with the current path kept as a list and a set, so
+        a chain of thousands of nodes costs linear time and no recursion.
+        """
+        done: set[str] = set()
+        for root in self.nodes:
+            if root.name in done:
+                continue
+            path: list[str] = [root.name]
+            on_path: set[str] = {root.name}
+            pending = [self._unconditional_targets(root.name)]
+            while pending:
+                target = next(pending[-1], None)
+                if target is None:
+                    pending.pop()
+                    done.add(path[-1])
+                    on_path.discard(path.pop())
+                elif target in on_path:
                     cycle = [*path[path.index(target) :], target]
                     raise GraphValidationError(
                         "Graph validation failed. Unconditional cycle detected: "
                         f"{' -> '.join(cycle)}. Cycles must include at least one routed edge "
                         "to avoid infinite loops."
                     )
-                if target not in done:
-                    visit(target, path)
-            path.pop()
-            done.add(name)
+                elif target not in done:
+                    path.append(target)
+                    on_path.add(target)
+                    pending.append(self._unconditional_targets(target))
 
-        for node in self.nodes:
-            if node.name not in done:
-                visit(node.name, [])
+    def _unconditional_targets(self, name: str) -> Iterator[str]:
+        return (e.to_node.name for e in self._outgoing.get(name, ()) if e.route is None)
 
 
 # --- edge items -> edges ---

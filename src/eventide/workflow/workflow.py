@@ -179,6 +179,8 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         def trigger_join(target: str) -> None:
             predecessors = graph.predecessors(target)
             got = arrivals.get(target, set())
+            if len(got) < len(predecessors) - (START.name in predecessors):
+                return  # not all in yet: cheap before the full check, so a join is O(n)
             if not all(p == START.name or (p in got and p in done) for p in predecessors):
                 return
             arrivals.pop(target, None)
