@@ -5,7 +5,7 @@ second request continues the run."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -18,12 +18,12 @@ from eventide.workflow import RequestInput
 from tests.server.harness import ThreadedServer, sse_events
 
 
-def plan(node_input: str):
+def plan(node_input: str) -> Iterator[Event]:
     yield Event(route="ask", state={"topic": node_input})
     yield Event(output={"topic_name": node_input})
 
 
-async def ask(node_input: Any):
+async def ask(node_input: Any) -> AsyncIterator[RequestInput]:
     yield RequestInput(interrupt_id="go-ahead", message="Proceed?", payload=node_input)
 
 
