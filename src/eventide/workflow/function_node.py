@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -137,7 +137,7 @@ class FunctionNode(BaseNode):
             AsyncIterator,
             AsyncGenerator,
             Iterator,
-            typing.Generator,
+            Generator,
         ):
             args = typing.get_args(returns)
             returns = args[0] if args else None
