@@ -23,6 +23,7 @@ from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from eventide.cancellation import seal_aborted
 from eventide.contexts import InvocationContext
 from eventide.durable.log import ANSWERED, FINISHED, INVOCATION_KEY, STARTED
 from eventide.errors import RunnerClosedError, SessionNotFoundError, UsageError
@@ -160,6 +161,7 @@ class Runner:
         run_config: RunConfig | None = None,
         invocation_id: str | None = None,
         resume_unfinished: bool = False,
+        abort_signal: asyncio.Event | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one invocation and yield its events as they are committed.
 
@@ -179,6 +181,9 @@ class Runner:
             resume_unfinished: in a resumable app, first continue the session's latest
                 invocation if it did not finish (its events are yielded too), then run the
                 new message.
+            abort_signal: set it (from any task) to abort the invocation at its next step;
+                what was committed stays, and the events that record the abort are
+                committed and yielded (see :mod:`eventide.cancellation`).
 
         Raises:
             SessionNotFoundError: the session does not exist.
@@ -196,6 +201,7 @@ class Runner:
                 run_config,
                 invocation_id,
                 resume_unfinished,
+                abort_signal,
             )
         return self._drive(
             partial(
@@ -207,7 +213,8 @@ class Runner:
                 run_config,
                 invocation_id,
                 resume_unfinished,
-            )
+            ),
+            abort_signal,
         )
 
     async def _start(
@@ -236,6 +243,7 @@ class Runner:
         run_config: RunConfig | None,
         invocation_id: str | None,
         resume_unfinished: bool,
+        abort_signal: asyncio.Event | None,
     ) -> AsyncGenerator[Event, None]:
         """``run_async`` in a resumable app: continue an unfinished invocation when asked."""
         from eventide.durable import paused_invocation, unfinished_invocation
@@ -250,7 +258,7 @@ class Runner:
                 answer = partial(
                     self._answer_start, session, paused, new_message, state_delta, run_config
                 )
-                async with aclosing(self._drive(answer)) as answered:
+                async with aclosing(self._drive(answer, abort_signal)) as answered:
                     async for event in answered:
                         yield event
                 return
@@ -262,14 +270,14 @@ class Runner:
             resume_id = unfinished_invocation(session)
         if resume_id is not None:
             resume = partial(self._resume_start, session, resume_id, run_config)
-            async with aclosing(self._drive(resume)) as resumed:
+            async with aclosing(self._drive(resume, abort_signal)) as resumed:
                 async for event in resumed:
                     yield event
             if invocation_id == resume_id:
                 return
             invocation_id = None
         fresh = partial(self._fresh, session, new_message, state_delta, run_config, invocation_id)
-        async with aclosing(self._drive(fresh)) as events:
+        async with aclosing(self._drive(fresh, abort_signal)) as events:
             async for event in events:
                 yield event
 
@@ -382,7 +390,9 @@ class Runner:
         return ctx
 
     async def _drive(
-        self, start: Callable[[], Awaitable[tuple[InvocationContext, bool]]]
+        self,
+        start: Callable[[], Awaitable[tuple[InvocationContext, bool]]],
+        abort_signal: asyncio.Event | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run the invocation ``start`` sets up, committing each event before the agent
         resumes.
@@ -391,6 +401,9 @@ class Runner:
         ``ctx.resume`` say where to continue; otherwise the agent for the turn is picked now.
         """
         ctx, resumed = await start()
+        abort = ctx.abort_state
+        if abort_signal is not None:
+            abort.attach(abort_signal)
         plugins = self.plugin_manager
         session = ctx.session
         # A resumable invocation's first committed event says so (see eventide.durable.log).
@@ -418,6 +431,7 @@ class Runner:
             metadata = ctx.run_config.custom_metadata
             # try/finally rather than ``aclosing``: the same closing, without its two frames.
             events = ctx.agent.run_async(ctx)
+            sealed: list[Event] = []
             try:
                 async for event in events:
                     if metadata:
@@ -442,13 +456,19 @@ class Runner:
                         if replaced is not None:
                             event = replaced
                     yield event
+                    if abort.is_set:
+                        break
             finally:
                 await events.aclose()
+                if abort.is_set:  # committed even when the caller's task is being cancelled
+                    sealed = await self._seal_aborted(ctx)
+            for event in sealed:
+                yield event
         if plugins.overrides(BasePlugin.after_run_callback):
             await plugins.after_run_callback(invocation_context=ctx)
         # An invocation paused for the user is not compacted yet: a summary would hide the
         # calls the user's answer responds to, and the model would get orphan responses.
-        if self._compactor is not None and not ctx.end_invocation:
+        if self._compactor is not None and not ctx.end_invocation and not abort.is_set:
             compacted = await self._compactor.after_invocation(self.session_service, session)
             if compacted is not None:
                 yield compacted
@@ -698,6 +718,17 @@ class Runner:
         if state_delta:
             ctx.hold_temp_state(event.actions.state_delta)
         await self.session_service.append_event(ctx.session, event)
+
+    async def _seal_aborted(self, ctx: InvocationContext) -> list[Event]:
+        """Commit the events that record the abort of ``ctx``'s invocation (once)."""
+        return await seal_aborted(
+            ctx.abort_state,
+            self.session_service,
+            ctx.session,
+            invocation_id=ctx.invocation_id,
+            root_agent=self.agent.name,
+            branch=ctx.branch,
+        )
 
     def _agent_for_turn(self, ctx: InvocationContext) -> BaseAgent:
         """The agent that answers this turn.

@@ -64,7 +64,10 @@ async def run_llm_flow(
             yield event
         if ctx.end_invocation:
             return
+    abort = ctx.abort_state
     while True:
+        if abort.is_set:  # aborted: no further model call (the Runner seals the invocation)
+            return
         # One step: a model call, then the tools it called. The model call is made here,
         # not in a generator of its own: one layer less for every event of the turn.
         step = FlowStep()
@@ -79,7 +82,7 @@ async def run_llm_flow(
                 final = event
             step.last = event
             yield event
-        if final is not None:
+        if final is not None and not abort.is_set:
             calls = final.get_function_calls()
             if calls:
                 async for event in _run_tools(agent, ctx, step, request, final, calls):

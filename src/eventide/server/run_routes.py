@@ -104,12 +104,13 @@ class Turns:
         self.queued = queued
 
     async def start(
-        self, body: RunAgentRequest
+        self, body: RunAgentRequest, abort_signal: asyncio.Event | None = None
     ) -> tuple[AsyncGenerator[Event, None], Event | None, BaseException | None]:
         """Start the turn and wait for its first event.
 
         Waiting for the first event before answering lets a missing session be a plain 404
-        (the Runner reads the session before yielding anything) at no extra read.
+        (the Runner reads the session before yielding anything) at no extra read. Setting
+        ``abort_signal`` aborts the turn (see :mod:`eventide.cancellation`).
         """
         try:
             runner = await self.registry.runner(body.app_name)
@@ -127,6 +128,7 @@ class Turns:
                 new_message=body.new_message,
                 state_delta=body.state_delta,
                 run_config=RunConfig(streaming_mode=mode),
+                abort_signal=abort_signal,
             )
         inflight = self.inflight
         inflight.enter()
@@ -178,9 +180,14 @@ class Turns:
 
     async def run_sse(self, body: RunAgentRequest) -> Response:
         """Start the turn; a response that sends each event the moment the Runner has
-        committed it."""
-        events, first, error = await self.start(body)
-        return _TurnStream(events, first, error, body.app_name, self.inflight).response()
+        committed it. A client that hangs up aborts the turn: its events so far stay, and
+        the ``INVOCATION_ABORTED`` events that record the abort are committed."""
+        abort_signal = asyncio.Event()
+        events, first, error = await self.start(body, abort_signal)
+        stream = _TurnStream(events, first, error, body.app_name, self.inflight)
+        return EventStreamResponse(
+            stream.produce, on_close=stream.close, on_disconnect=abort_signal.set
+        )
 
 
 class _TurnStream:
@@ -203,9 +210,6 @@ class _TurnStream:
         self.inflight = inflight
         self.closed = False
         self.exhausted = first is None  # the Runner's generator ended (or failed) already
-
-    def response(self) -> Response:
-        return EventStreamResponse(self.produce, on_close=self.close)
 
     async def produce(self, emit: Callable[[bytes], None]) -> None:
         error = self.error

@@ -87,6 +87,8 @@ class AgentTool(BaseTool):
             session_id=session.id,
             new_message=types.Content(role="user", parts=[types.Part(text=message)]),
             run_config=ictx.run_config,
+            # Aborting the caller's invocation aborts this inner one too.
+            abort_signal=ictx.abort_state.wait_signal(),
         ):
             if event.actions.state_delta:
                 tool_context.state.update(event.actions.state_delta)
