@@ -29,6 +29,7 @@ from eventide.durable.log import ANSWERED, FINISHED, INVOCATION_KEY, STARTED
 from eventide.errors import RunnerClosedError, SessionNotFoundError, UsageError
 from eventide.events import Event, EventActions
 from eventide.flows.contents import ContentsCache
+from eventide.flows.task_delegation import reply_branch
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
 from eventide.plugins.base_plugin import BasePlugin
@@ -291,7 +292,9 @@ class Runner:
     ) -> tuple[InvocationContext, bool]:
         ctx = self._new_context(invocation_id or new_invocation_id(), session, run_config)
         if new_message is not None or state_delta:
-            await self._append_user_event(ctx, new_message, state_delta)
+            # A reply to a task agent's question goes on the task's branch (Task API).
+            branch = reply_branch(session.events)
+            await self._append_user_event(ctx, new_message, state_delta, branch=branch)
         return ctx, False
 
     def _check_open(self) -> None:

@@ -9,8 +9,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pydantic
+
 from tests.adk_compat.frameworks import Framework, requests_of, scripted_model
-from tests.adk_compat.scenarios import scenario
+from tests.adk_compat.scenarios import run_turn, scenario
 
 
 def _summary(event: Any) -> tuple[Any, ...]:
@@ -90,3 +92,131 @@ async def abort_before_a_tool_answers_its_pending_call(fw: Framework, tmp: Path)
     assert set(response.response) == {"error"}
     assert events[1].content.role == "user"
     assert len(requests_of(agent.model)) == 1
+
+
+def _decls(request: Any) -> list[str]:
+    return sorted(d.name for t in request.config.tools or [] for d in t.function_declarations or [])
+
+
+def _turns(request: Any) -> list[tuple[str, list[Any]]]:
+    """A request's conversation: (role, [text or call name or response dict])."""
+    return [
+        (
+            c.role,
+            [
+                p.text
+                if p.text is not None
+                else p.function_call.name
+                if p.function_call
+                else p.function_response.response
+                for p in c.parts
+            ],
+        )
+        for c in request.contents
+    ]
+
+
+def _calls_and_responses(events: list[Any]) -> list[tuple[str, str, Any]]:
+    """(author, name, args or response) of every function call and response."""
+    found = []
+    for event in events:
+        for part in event.content.parts if event.content and event.content.parts else []:
+            if part.function_call:
+                found.append((event.author, part.function_call.name, part.function_call.args))
+            if part.function_response:
+                found.append(
+                    (event.author, part.function_response.name, part.function_response.response)
+                )
+    return found
+
+
+@scenario
+async def single_turn_sub_agent_is_offered_as_a_tool(fw: Framework, tmp: Path) -> None:
+    """LlmAgent(mode="single_turn") under a chat agent: offered as a tool named after it
+    (no transfer), it answers the model's request without the user, and its answer is the
+    call's result."""
+    sub_model = scripted_model(fw, ["sub answer"])
+    sub = fw.LlmAgent(name="helper", description="helps", model=sub_model, mode="single_turn")
+    root_model = scripted_model(
+        fw, [{"call": "helper", "args": {"request": "do it"}}, "root final"]
+    )
+    root = fw.LlmAgent(name="root", model=root_model, sub_agents=[sub])
+    runner = fw.InMemoryRunner(agent=root, app_name="app")
+    events = await run_turn(fw, runner, "hello")
+    assert [_decls(r) for r in requests_of(root_model)] == [["helper"], ["helper"]]
+    assert _turns(requests_of(sub_model)[0]) == [("user", ["do it"])]
+    assert _calls_and_responses(events) == [
+        ("root", "helper", {"request": "do it"}),
+        ("root", "helper", {"result": "sub answer"}),
+    ]
+    assert events[-1].content.parts[0].text == "root final"
+
+
+@scenario
+async def task_sub_agent_talks_with_the_user_then_finishes(fw: Framework, tmp: Path) -> None:
+    """LlmAgent(mode="task") under a chat agent: the call delegates the task; the task
+    agent sees only the request and the user's replies, its question ends the turn, the
+    user's reply goes to it, and its finish_task output is the delegating call's result,
+    after which the chat agent goes on."""
+    sub_model = scripted_model(
+        fw, ["what colour?", {"call": "finish_task", "args": {"result": "blue chosen"}}]
+    )
+    sub = fw.LlmAgent(name="picker", description="picks", model=sub_model, mode="task")
+    root_model = scripted_model(
+        fw, [{"call": "picker", "args": {"request": "pick a colour"}}, "root final"]
+    )
+    root = fw.LlmAgent(name="root", model=root_model, sub_agents=[sub])
+    runner = fw.InMemoryRunner(agent=root, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    first = await run_turn(fw, runner, "hello", session_id=session.id)
+    assert [e.content.parts[0].text for e in first if e.author == "picker"] == ["what colour?"]
+    assert len(requests_of(root_model)) == 1
+    second = await run_turn(fw, runner, "blue", session_id=session.id)
+    assert _calls_and_responses(second) == [
+        ("picker", "finish_task", {"result": "blue chosen"}),
+        ("picker", "finish_task", {"result": "Task completed."}),
+        ("user", "picker", {"result": "blue chosen"}),
+    ]
+    assert second[-1].author == "root" and second[-1].content.parts[0].text == "root final"
+    sub_requests = requests_of(sub_model)
+    assert [_turns(r) for r in sub_requests] == [
+        [("user", ['{"request": "pick a colour"}'])],
+        [
+            ("user", ['{"request": "pick a colour"}']),
+            ("model", ["what colour?"]),
+            ("user", ["blue"]),
+        ],
+    ]
+    assert "finish_task" in _decls(sub_requests[0])
+    assert _turns(requests_of(root_model)[1]) == [
+        ("user", ["hello"]),
+        ("model", ["picker"]),
+        ("user", [{"result": "blue chosen"}]),
+    ]
+
+
+@scenario
+async def root_task_agent_ends_with_finish_task(fw: Framework, tmp: Path) -> None:
+    """A root LlmAgent(mode="task") is offered finish_task; a call that does not match the
+    output schema is answered with an error (the model retries); an accepted one ends the
+    agent's turn with no further model call."""
+
+    class Verdict(pydantic.BaseModel):
+        score: int
+
+    model = scripted_model(
+        fw,
+        [
+            {"call": "finish_task", "args": {"score": "high"}},
+            {"call": "finish_task", "args": {"score": 7}},
+        ],
+    )
+    agent = fw.LlmAgent(name="judge", model=model, mode="task", output_schema=Verdict)
+    runner = fw.InMemoryRunner(agent=agent, app_name="app")
+    events = await run_turn(fw, runner, "judge this")
+    found = _calls_and_responses(events)
+    assert [(a, n) for a, n, _ in found] == [("judge", "finish_task")] * 4
+    assert set(found[1][2]) == {"error"}
+    assert found[3][2] == {"result": "Task completed."}
+    assert len(requests_of(model)) == 2
+    assert _decls(requests_of(model)[0]) == ["finish_task"]

@@ -26,6 +26,13 @@ from eventide.flows.recorded_calls import ToolResponses, run_calls_recorded
 from eventide.flows.request import build_request
 from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.resume import needs_resume, resume_paused_calls
+from eventide.flows.task_delegation import (
+    delegates,
+    finishes_task,
+    is_delegation,
+    pending_delegation,
+    run_delegation,
+)
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -64,6 +71,14 @@ async def run_llm_flow(
             yield event
         if ctx.end_invocation:
             return
+    if agent.tools and delegates(agent):
+        # A task this agent delegated waits for the user's reply: it goes on first.
+        pending = pending_delegation(ctx, agent.name)
+        if pending is not None:
+            async for event in run_delegation(agent, ctx, pending, start=False):
+                yield event
+            if ctx.end_invocation:
+                return
     abort = ctx.abort_state
     while True:
         if abort.is_set:  # aborted: no further model call (the Runner seals the invocation)
@@ -102,6 +117,12 @@ async def _run_tools(
     calls: list[types.FunctionCall],
 ) -> AsyncGenerator[Event, None]:
     """Run the calls of the model's event ``final``; what follows their answers."""
+    tools = request.tools_dict
+    delegated = [call for call in calls if is_delegation(call, tools)]
+    if delegated:
+        async for event in _delegate(agent, ctx, step, calls, delegated, tools):
+            yield event
+        return
     if ctx.resumable and len(calls) > 1:
         # Each call is committed as it finishes: a crash re-runs only the unfinished ones.
         responses = ToolResponses()
@@ -119,6 +140,26 @@ async def _run_tools(
     yield response_event
     async for event in after_tool_responses(agent, ctx, step, final, response_event, calls):
         yield event
+
+
+async def _delegate(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    step: FlowStep,
+    calls: list[types.FunctionCall],
+    delegated: list[types.FunctionCall],
+    tools: dict[str, Any],
+) -> AsyncGenerator[Event, None]:
+    """Run calls that delegate to task agents (after the model's other calls, if any)."""
+    others = [call for call in calls if call not in delegated]
+    if others:
+        yield await run_function_calls(agent, ctx, others, tools)
+    for call in delegated:
+        async for event in run_delegation(agent, ctx, call, start=True):
+            yield event
+        if ctx.end_invocation:  # the task agent waits for the user
+            step.done = True
+            return
 
 
 async def wait_for_answers(
@@ -144,7 +185,11 @@ async def after_tool_responses(
     response_event: Event,
     calls: list[types.FunctionCall],
 ) -> AsyncGenerator[Event, None]:
-    """After the tools answered: pause for the user, transfer, or a structured answer."""
+    """After the tools answered: pause for the user, transfer, a structured answer, or the
+    end of a task."""
+    if finishes_task(response_event):
+        step.done = True
+        return
     for pause_event in pause_requests(agent, ctx, response_event, calls):
         yield pause_event
         step.done = True
