@@ -25,6 +25,7 @@ import functools
 import inspect
 import json
 import logging
+import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -52,7 +53,14 @@ from eventide.server.queued_turns import QueuedTurns
 from eventide.server.request_models import RunAgentRequest
 from eventide.server.sse_batching import EventStreamResponse
 
-__all__ = ["InflightTurns", "TurnRoutes", "Turns", "add_run_routes", "error_payload"]
+__all__ = [
+    "InflightTurns",
+    "TurnRoutes",
+    "Turns",
+    "add_run_routes",
+    "error_frame",
+    "error_payload",
+]
 
 logger = logging.getLogger("eventide.server")
 
@@ -62,6 +70,25 @@ def error_payload(exc: BaseException) -> dict[str, str]:
     code = exc.error_code if isinstance(exc, ModelError) and exc.error_code else None
     message = str(exc) or type(exc).__name__
     return {"errorCode": code or type(exc).__name__, "errorMessage": message}
+
+
+def error_frame(exc: BaseException) -> dict[str, Any]:
+    """The last ``/run_sse`` frame of a turn that failed.
+
+    ``error`` (``"<class>: <message>"``) and ``error_details`` are what google-adk 2.13's
+    ``adk api_server`` sends (its client raises on ``error``); ``errorCode`` and
+    ``errorMessage`` are what ADK's web UI shows for a failed model call.
+    """
+    message = str(exc)
+    return {
+        "error": f"{type(exc).__name__}: {message}",
+        "error_details": {
+            "error_type": type(exc).__name__,
+            "error_message": message,
+            "timestamp": time.time(),
+        },
+        **error_payload(exc),
+    }
 
 
 class InflightTurns:
@@ -231,9 +258,7 @@ class _TurnStream:
             # atomic).
             await self.close()
         if error is not None:
-            # "error" is the key `adk api_server` sends (google-adk's client raises on it);
-            # errorCode/errorMessage are what ADK's UI shows for a failed model call.
-            frame = {"error": str(error) or type(error).__name__, **error_payload(error)}
+            frame = error_frame(error)
             emit(f"data: {json.dumps(frame, ensure_ascii=False)}\n\n".encode())
 
     async def close(self) -> None:
