@@ -36,6 +36,10 @@ def _chunk(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, 
     return {"candidates": [candidate], "modelVersion": "gemini-test"}
 
 
+def _stream(*chunks: dict[str, Any], cut: bool = False) -> Reply:
+    return Reply(sse=gemini_sse(list(chunks)), cut=cut)
+
+
 def get_weather(city: str) -> dict[str, str]:
     """The weather in a city."""
     if city == "Atlantis":
@@ -83,27 +87,19 @@ def test_thoughts_stay_flagged_and_each_call_is_sent_once(
     client: httpx.Client, provider: FakeProviderServer
 ) -> None:
     provider.add(
-        Reply(
-            sse=gemini_sse(
-                [
-                    _chunk([{"text": "The user wants ", "thought": True}]),
-                    _chunk([{"text": "the weather.", "thought": True}]),
-                    _chunk([{"text": "Checking."}]),
-                    _chunk(
-                        [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}],
-                        finish="STOP",
-                    ),
-                ]
-            )
+        _stream(
+            _chunk([{"text": "The user wants ", "thought": True}]),
+            _chunk([{"text": "the weather.", "thought": True}]),
+            _chunk([{"text": "Checking."}]),
+            _chunk(
+                [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}],
+                finish="STOP",
+            ),
         ),
-        Reply(
-            sse=gemini_sse(
-                [
-                    _chunk([{"text": "Sky is clear, so", "thought": True}]),
-                    _chunk([{"text": "It is sunny "}]),
-                    _chunk([{"text": "in Oslo."}], finish="STOP"),
-                ]
-            )
+        _stream(
+            _chunk([{"text": "Sky is clear, so", "thought": True}]),
+            _chunk([{"text": "It is sunny "}]),
+            _chunk([{"text": "in Oslo."}], finish="STOP"),
         ),
     )
     sid, frames = _turn(client, "Weather in Oslo?")
@@ -136,9 +132,7 @@ def test_thoughts_stay_flagged_and_each_call_is_sent_once(
 def test_a_stream_cut_mid_way_reaches_the_client_as_an_error_event(
     client: httpx.Client, provider: FakeProviderServer
 ) -> None:
-    provider.add(
-        Reply(sse=gemini_sse([_chunk([{"text": "Let me "}]), _chunk([{"text": "see"}])]), cut=True)
-    )
+    provider.add(_stream(_chunk([{"text": "Let me "}]), _chunk([{"text": "see"}]), cut=True))
     sid, frames = _turn(client, "Weather?")
     assert [f.get("partial") for f in frames[:-1]] == [True, True]
     error = frames[-1]
@@ -151,18 +145,8 @@ def test_a_stream_cut_mid_way_reaches_the_client_as_an_error_event(
 def test_a_failing_tool_ends_the_stream_with_an_error_frame(
     client: httpx.Client, provider: FakeProviderServer
 ) -> None:
-    provider.add(
-        Reply(
-            sse=gemini_sse(
-                [
-                    _chunk(
-                        [{"functionCall": {"name": "get_weather", "args": {"city": "Atlantis"}}}],
-                        finish="STOP",
-                    )
-                ]
-            )
-        )
-    )
+    call = {"functionCall": {"name": "get_weather", "args": {"city": "Atlantis"}}}
+    provider.add(_stream(_chunk([call], finish="STOP")))
     sid, frames = _turn(client, "Weather in Atlantis?")
     *events, error = frames
     assert [any("functionCall" in p for p in _parts(e)) for e in events] == [True]
