@@ -6,6 +6,7 @@ registered with them: they run on Eventide in ``test_scenarios.py`` and on googl
 from __future__ import annotations
 
 import asyncio
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +221,40 @@ async def root_task_agent_ends_with_finish_task(fw: Framework, tmp: Path) -> Non
     assert found[3][2] == {"result": "Task completed."}
     assert len(requests_of(model)) == 2
     assert _decls(requests_of(model)[0]) == ["finish_task"]
+
+
+class _Item(pydantic.BaseModel):
+    id: int
+    name: str
+
+
+@scenario
+async def output_schema_list_of_models(fw: Framework, tmp: Path) -> None:
+    """LlmAgent(output_schema=list[Item]): the JSON list the model answers is checked and
+    stored under output_key; with tools, set_model_response takes it as `items`."""
+    model = scripted_model(fw, ['[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]'])
+    agent = fw.LlmAgent(name="lister", model=model, output_schema=list[_Item], output_key="items")
+    runner = fw.InMemoryRunner(agent=agent, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    await run_turn(fw, runner, "list", session_id=session.id)
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored.state["items"] == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+
+    tool = fw.SetModelResponseTool(list[_Item])
+    declaration = tool._get_declaration()
+    assert declaration.name == "set_model_response"
+    assert list(inspect.signature(tool.func).parameters) == ["items"]
+    assert tool.func() == "Response set successfully."
+    context = fw.ToolContext(await _context(fw, agent))
+    result = await tool.run_async(args={"items": [{"id": 3, "name": "c"}]}, tool_context=context)
+    assert result == [{"id": 3, "name": "c"}]
+
+
+async def _context(fw: Framework, agent: Any) -> Any:
+    service = fw.InMemorySessionService()
+    session = await service.create_session(app_name="app", user_id="u")
+    return fw.InvocationContext(
+        invocation_id="inv", agent=agent, session=session, session_service=service
+    )

@@ -56,7 +56,8 @@ class LlmAgent(BaseAgent):
         include_contents: 'default' sends the conversation history; 'none' only the
             current turn.
         input_schema: the arguments' model when the agent is used as a tool.
-        output_schema: the final answer must be JSON matching this model.
+        output_schema: the final answer must be JSON matching this pydantic model, or
+            another type pydantic checks (``list[Item]``, ``dict[str, int]``).
         output_key: store the final answer's text (or validated JSON) in this state key.
         disallow_transfer_to_parent: the model may not hand the conversation back up.
         disallow_transfer_to_peers: the model may not hand it to sibling agents.
@@ -96,7 +97,7 @@ class LlmAgent(BaseAgent):
     generate_content_config: types.GenerateContentConfig | None = None
     include_contents: Literal["default", "none"] = "default"
     input_schema: type[BaseModel] | None = None
-    output_schema: type[BaseModel] | None = None
+    output_schema: Any = None
     output_key: str | None = None
     disallow_transfer_to_parent: bool = False
     disallow_transfer_to_peers: bool = False

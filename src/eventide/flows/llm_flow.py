@@ -36,6 +36,7 @@ from eventide.flows.task_delegation import (
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.output_schemas import is_model, parse_answer, schema_name
 from eventide.plugins.base_plugin import AFTER_MODEL, BEFORE_MODEL, ON_MODEL_ERROR
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.run_config import StreamingMode
@@ -214,7 +215,7 @@ async def after_tool_responses(
         async for event in target_events:
             yield event
         return
-    answer = _structured_answer(response_event)
+    answer = _structured_answer(agent, response_event)
     if answer is not None:
         step.done = True
         yield _final_text_event(agent, ctx, answer)
@@ -356,31 +357,30 @@ def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest)
     if agent.output_schema is not None:
         try:
             # None fields are left out, as google-adk stores them.
-            value = agent.output_schema.model_validate_json(text).model_dump(
-                mode="json", exclude_none=True
-            )
+            value = parse_answer(agent.output_schema, text)
         except pydantic.ValidationError as exc:
             event.error_code = "OUTPUT_SCHEMA_MISMATCH"
             event.error_message = (
                 f"Agent {agent.name!r}: the model's answer does not match output_schema "
-                f"{agent.output_schema.__name__}: {exc.errors(include_url=False)}"
+                f"{schema_name(agent.output_schema)}: {exc.errors(include_url=False)}"
             )
             return
     if agent.output_key:
         event.actions.state_delta[agent.output_key] = value
 
 
-def _structured_answer(response_event: Event) -> dict[str, Any] | None:
+def _structured_answer(agent: ResolvedAgent, response_event: Event) -> Any | None:
     for response in response_event.get_function_responses():
         if response.name == SET_MODEL_RESPONSE and response.response is not None:
             if "error" not in response.response:
-                return response.response
+                if is_model(agent.output_schema):
+                    return response.response
+                # Another schema's answer (a list, ...) came back as {"result": answer}.
+                return response.response.get("result", response.response)
     return None
 
 
-def _final_text_event(
-    agent: ResolvedAgent, ctx: InvocationContext, answer: dict[str, Any]
-) -> Event:
+def _final_text_event(agent: ResolvedAgent, ctx: InvocationContext, answer: Any) -> Event:
     text = json.dumps(answer)
     actions = EventActions()
     if agent.output_key:

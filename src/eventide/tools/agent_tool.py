@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.output_schemas import parse_answer
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.function_tool import strip_titles
 
@@ -97,9 +98,7 @@ class AgentTool(BaseTool):
         output_schema = getattr(self.agent, "output_schema", None)
         if output_schema is not None and answer:
             # None fields are left out, as google-adk returns them.
-            return output_schema.model_validate_json(answer).model_dump(
-                mode="json", exclude_none=True
-            )
+            return parse_answer(output_schema, answer)
         return answer or ""
 
 
