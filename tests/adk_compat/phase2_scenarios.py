@@ -6,6 +6,7 @@ registered with them: they run on Eventide in ``test_scenarios.py`` and on googl
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 from pathlib import Path
 from typing import Any
@@ -258,3 +259,51 @@ async def _context(fw: Framework, agent: Any) -> Any:
     return fw.InvocationContext(
         invocation_id="inv", agent=agent, session=session, session_service=service
     )
+
+
+@scenario
+async def plugin_manager_run_names(fw: Framework, tmp: Path) -> None:
+    """PluginManager.run_<hook>: the first plugin's non-None result wins and stops the
+    others; a plugin's exception is raised as a RuntimeError naming the plugin and the hook,
+    the original chained."""
+    calls: list[str] = []
+
+    class Early(fw.BasePlugin):  # type: ignore[misc, name-defined]
+        async def before_run_callback(self, *, invocation_context: Any) -> Any:
+            calls.append(self.name)
+            return fw.types.Content(role="model", parts=[fw.types.Part(text="early")])
+
+    class Broken(fw.BasePlugin):  # type: ignore[misc, name-defined]
+        async def before_run_callback(self, *, invocation_context: Any) -> Any:
+            raise ValueError("plugin broke")
+
+    manager = fw.PluginManager(plugins=[Early(name="first"), Early(name="second")])
+    result = await manager.run_before_run_callback(invocation_context=object())
+    assert result.parts[0].text == "early" and calls == ["first"]
+    assert await manager.run_after_run_callback(invocation_context=object()) is None
+    broken = fw.PluginManager(plugins=[Broken(name="broken")])
+    try:
+        await broken.run_before_run_callback(invocation_context=object())
+    except RuntimeError as exc:
+        assert "broken" in str(exc) and "before_run_callback" in str(exc)
+        assert isinstance(exc.__cause__, ValueError)
+    else:
+        raise AssertionError("no RuntimeError")
+
+
+@scenario
+async def ensure_part_accepts_parts_and_part_dicts(fw: Framework, tmp: Path) -> None:
+    """base_artifact_service.ensure_part: a Part as it is, a part's dict in camelCase or
+    snake_case as a Part."""
+    module = importlib.import_module(
+        "eventide.artifacts.base_artifact_service"
+        if fw.name == "eventide"
+        else "google.adk.artifacts.base_artifact_service"
+    )
+    part = fw.types.Part(text="as is")
+    assert module.ensure_part(part) is part
+    camel = module.ensure_part({"inlineData": {"mimeType": "image/png", "data": "dGVzdA=="}})
+    assert (camel.inline_data.mime_type, camel.inline_data.data) == ("image/png", b"test")
+    snake = module.ensure_part({"inline_data": {"mime_type": "text/plain", "data": "aGk="}})
+    assert snake.inline_data.data == b"hi"
+    assert module.ensure_part({"text": "hello"}).text == "hello"
