@@ -307,3 +307,18 @@ async def ensure_part_accepts_parts_and_part_dicts(fw: Framework, tmp: Path) -> 
     snake = module.ensure_part({"inline_data": {"mime_type": "text/plain", "data": "aGk="}})
     assert snake.inline_data.data == b"hi"
     assert module.ensure_part({"text": "hello"}).text == "hello"
+
+
+@scenario
+async def static_instruction_takes_a_list(fw: Framework, tmp: Path) -> None:
+    """LlmAgent(static_instruction=[...]) keeps the list (strings or parts) and sends every
+    piece to the model."""
+    pieces = [fw.types.Part(text="Answer in French."), fw.types.Part(text="Be brief.")]
+    model = scripted_model(fw, ["Oui."])
+    agent = fw.LlmAgent(name="brief", model=model, static_instruction=pieces)
+    assert agent.static_instruction == pieces
+    assert fw.LlmAgent(name="s", static_instruction=["a", "b"]).static_instruction == ["a", "b"]
+    runner = fw.InMemoryRunner(agent=agent, app_name="app")
+    await run_turn(fw, runner, "hello")
+    sent = str(requests_of(model)[0].config.system_instruction)
+    assert "Answer in French." in sent and "Be brief." in sent

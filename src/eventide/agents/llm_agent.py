@@ -32,6 +32,7 @@ __all__ = ["Agent", "InstructionProvider", "LlmAgent", "ToolUnion"]
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
 ToolUnion = Callable[..., Any] | BaseTool | BaseToolset
+StaticInstruction = str | types.Content | types.Part | list[str | types.Part]
 _Callbacks = Callable[..., Any] | list[Callable[..., Any]]
 
 
@@ -47,7 +48,8 @@ class LlmAgent(BaseAgent):
             an artifact's text. A callable receives a ``ReadonlyContext`` and returns the
             text (no placeholders are filled in it).
         global_instruction: instructions for every agent of the tree (read from the root).
-        static_instruction: instructions that never change (a string or ``Content``). When
+        static_instruction: instructions that never change (a string, a ``Content``, a
+            ``Part``, or a list of strings and parts, as google-adk takes them). When
             set, it alone is the system instruction, verbatim (no placeholders), so
             providers can cache it; ``instruction`` and ``global_instruction`` then go into
             the conversation just before the user's latest message (as in google-adk).
@@ -92,7 +94,7 @@ class LlmAgent(BaseAgent):
     model: str | BaseLlm = ""
     instruction: str | InstructionProvider = ""
     global_instruction: str | InstructionProvider = ""
-    static_instruction: str | types.Content | None = None
+    static_instruction: StaticInstruction | None = None
     tools: list[ToolUnion] = Field(default_factory=list, repr=False)
     generate_content_config: types.GenerateContentConfig | None = None
     include_contents: Literal["default", "none"] = "default"
@@ -308,9 +310,14 @@ class LlmAgent(BaseAgent):
 Agent = LlmAgent
 
 
-def _static_text(instruction: str | types.Content | None) -> str | None:
+def _static_text(instruction: StaticInstruction | None) -> str | None:
+    """The text of a static instruction (a list's pieces one per line)."""
     if instruction is None or isinstance(instruction, str):
         return instruction
+    if isinstance(instruction, list):
+        return "\n".join(
+            piece if isinstance(piece, str) else piece.text or "" for piece in instruction
+        )
     return instruction.text or ""
 
 
