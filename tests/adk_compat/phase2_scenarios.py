@@ -322,3 +322,26 @@ async def static_instruction_takes_a_list(fw: Framework, tmp: Path) -> None:
     await run_turn(fw, runner, "hello")
     sent = str(requests_of(model)[0].config.system_instruction)
     assert "Answer in French." in sent and "Be brief." in sent
+
+
+@scenario
+async def agent_tool_include_plugins(fw: Framework, tmp: Path) -> None:
+    """AgentTool(include_plugins=False) runs the wrapped agent without the caller's plugins;
+    by default they run on it too."""
+
+    class Tracking(fw.BasePlugin):  # type: ignore[misc, name-defined]
+        seen: list[str]
+
+        async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> Any:
+            self.seen.append(callback_context.agent_name)
+
+    for include, expected in ((True, ["root", "inner", "root"]), (False, ["root", "root"])):
+        plugin = Tracking(name="t")
+        plugin.seen = []
+        inner = fw.LlmAgent(name="inner", model=scripted_model(fw, ["inner answer"]))
+        root_model = scripted_model(fw, [{"call": "inner", "args": {"request": "x"}}, "done"])
+        tool = fw.AgentTool(agent=inner, include_plugins=include)
+        root = fw.LlmAgent(name="root", model=root_model, tools=[tool])
+        runner = fw.InMemoryRunner(agent=root, app_name="app", plugins=[plugin])
+        await run_turn(fw, runner, "go")
+        assert plugin.seen == expected, (include, plugin.seen)

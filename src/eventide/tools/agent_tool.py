@@ -31,12 +31,17 @@ class AgentTool(BaseTool):
         agent: the agent to run; it must not be a sub-agent of another agent.
         skip_summarization: show the agent's answer to the user as is, instead of letting
             the calling model summarize it.
+        include_plugins: run the caller's plugins on the agent too (google-adk's default);
+            False runs it without them.
     """
 
-    def __init__(self, agent: BaseAgent, *, skip_summarization: bool = False) -> None:
+    def __init__(
+        self, agent: BaseAgent, skip_summarization: bool = False, *, include_plugins: bool = True
+    ) -> None:
         super().__init__(name=agent.name, description=agent.description)
         self.agent = agent
         self.skip_summarization = skip_summarization
+        self.include_plugins = include_plugins
 
     def get_declaration(self) -> types.FunctionDeclaration:
         input_schema = getattr(self.agent, "input_schema", None)
@@ -74,7 +79,7 @@ class AgentTool(BaseTool):
             session_service=InMemorySessionService(),
             artifact_service=_ForwardingArtifacts(tool_context),
             memory_service=ictx.memory_service,
-            plugins=ictx.plugin_manager.plugins,
+            plugins=ictx.plugin_manager.plugins if self.include_plugins else (),
         )
         initial = {
             k: v for k, v in tool_context.state.to_dict().items() if not k.startswith("temp:")
