@@ -9,6 +9,7 @@ from the replay index, :mod:`eventide.runtime.replay`).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +18,7 @@ from eventide._ids import new_invocation_id
 from eventide.contexts import InvocationContext
 from eventide.errors import SessionNotFoundError, UsageError
 from eventide.events import Event
+from eventide.flows.task_delegation import reply_branch
 from eventide.run_config import RunConfig
 from eventide.runtime.markers import ANSWERED, STARTED
 from eventide.user_event import user_event
@@ -76,6 +78,7 @@ class Turn:
     invocation_id: str | None = None
     resume_unfinished: bool = False
     mode: str = RUN
+    abort_signal: asyncio.Event | None = None
 
 
 @dataclass(slots=True)
@@ -132,7 +135,9 @@ async def begin(runner: Services, turn: Turn) -> Start:
     ctx = _new_context(runner, invocation_id, session, turn.run_config)
     if turn.new_message is not None or turn.state_delta:
         mark = STARTED if runner.resumable else None
-        event = await user_event(ctx, turn.new_message, turn.state_delta, mark=mark)
+        # A reply to a task agent's question goes on the task's branch (Task API).
+        branch = reply_branch(session.events)
+        event = await user_event(ctx, turn.new_message, turn.state_delta, mark=mark, branch=branch)
         await _commit(runner, ctx, event)
     return Start(ctx)
 
