@@ -48,7 +48,7 @@ from eventide.evaluation.store import (
     UnknownEvalSetError,
 )
 from eventide.server.app_registry import AppRegistry
-from eventide.server.json_responses import known_app
+from eventide.server.json_responses import app_load_failed, known_app
 from eventide.types import JsonValue
 
 __all__ = ["add_eval_routes"]
@@ -237,7 +237,7 @@ class _Evals:
         except AppNotFoundError as exc:
             raise HTTPException(404, detail=str(exc)) from exc
         except AppLoadError as exc:
-            raise HTTPException(500, detail=str(exc)) from exc
+            raise app_load_failed(app_name, exc) from exc
         # As `adk web` does: cases run in the server's own stores, with its plugins (traces),
         # so the UI can open the session each case ran in, and its trace.
         services = self.registry.services

@@ -8,17 +8,21 @@ Responses use ADK's spelling: field names in camelCase (``appName``, ``lastUpdat
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 from collections.abc import Sequence
 from typing import Any, cast
 
 from fastapi import HTTPException, Request, Response
 from pydantic import BaseModel, ValidationError
 
-from eventide.errors import AppNotFoundError
+from eventide.errors import AppLoadError, AppNotFoundError
 from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import camel_json
 
-__all__ = ["json_response", "known_app", "read_json", "validation_error"]
+__all__ = ["app_load_failed", "json_response", "known_app", "read_json", "validation_error"]
+
+logger = logging.getLogger("eventide.server")
 
 
 def json_response(data: Any, *, status_code: int = 200) -> Response:
@@ -78,4 +82,24 @@ def validation_error(exc: ValidationError) -> HTTPException:
             {"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]}
             for e in exc.errors(include_url=False, include_input=False)
         ],
+    )
+
+
+def app_load_failed(app_name: str, exc: AppLoadError) -> HTTPException:
+    """A 500 for an app that fails to load, without its traceback or file paths.
+
+    The loader's message holds the app's traceback, with absolute paths of the machine: it
+    goes to the server's log under an id the response gives, so the developer can find it
+    and a caller learns nothing of the file system.
+    """
+    error_id = secrets.token_hex(4)
+    logger.error("App %r failed to load (error id %s): %s", app_name, error_id, exc)
+    # The exception's own last line ("ModuleNotFoundError: No module named 'x'") says what
+    # to fix; it is kept unless it names a path.
+    last = str(exc).strip().rsplit("\n", 1)[-1].strip()
+    said = f" {last}" if last and "/" not in last and "\\" not in last else ""
+    return HTTPException(
+        500,
+        detail=f"App {app_name!r} failed to load (error id {error_id}):{said} The server's "
+        "log has the whole error and its traceback under that id. Fix the app and retry.",
     )

@@ -48,6 +48,7 @@ from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import event_json, event_json_bytes
+from eventide.server.json_responses import app_load_failed
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.request_models import RunAgentRequest
 from eventide.server.sse_batching import EventStreamResponse
@@ -116,7 +117,7 @@ class Turns:
         except AppNotFoundError as exc:
             raise HTTPException(404, detail=str(exc)) from exc
         except AppLoadError as exc:
-            raise HTTPException(500, detail=str(exc)) from exc
+            raise app_load_failed(body.app_name, exc) from exc
         mode = StreamingMode.SSE if body.streaming else StreamingMode.NONE
         if self.queued is not None:
             events = self.queued.events(runner, body)
