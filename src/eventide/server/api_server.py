@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from fastapi import FastAPI, HTTPException, Response
+from fastapi import Depends, FastAPI, HTTPException, Response
 from fastapi.responses import RedirectResponse
 
 from eventide.apps.app import App
@@ -42,6 +42,7 @@ from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.protocol_fast_path import ProtocolFastPath, ProtocolHandler
 from eventide.server.queued_turns import QueuedTurns
+from eventide.server.request_limits import check_path_ids
 from eventide.server.run_routes import InflightTurns, TurnRoutes, Turns, add_run_routes
 from eventide.server.session_routes import add_session_routes
 from eventide.server.telemetry_consent import TelemetryConsent, add_telemetry_consent_routes
@@ -192,6 +193,8 @@ def create_app(
         version=__version__,
         summary="Run Eventide agent apps over HTTP: sessions, turns (JSON or SSE), artifacts.",
         lifespan=lifespan,
+        # Ids in paths are checked once for every route (length, characters).
+        dependencies=[Depends(check_path_ids)],
     )
     api.state.eventide_registry = registry
     api.state.eventide_recorder = recorder

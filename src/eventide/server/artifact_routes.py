@@ -179,14 +179,17 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         if service is None:
             raise HTTPException(409, detail=_NO_SERVICE)
         extra = {"custom_metadata": body.custom_metadata} if body.custom_metadata else {}
-        version = await service.save_artifact(
-            app_name=app_name,
-            user_id=user_id,
-            session_id=session_id,
-            filename=name,
-            artifact=part,
-            **extra,
-        )
+        try:
+            version = await service.save_artifact(
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                filename=name,
+                artifact=part,
+                **extra,
+            )
+        except InvalidArtifactNameError as exc:  # e.g. too long for the file system
+            raise HTTPException(400, detail=str(exc)) from exc
         # (a 404 if another request deleted it in between)
         return json_response(await describe(app_name, user_id, session_id, name, version))
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from eventide.errors import AppLoadError, AppNotFoundError
 from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import camel_json
+from eventide.server.request_limits import json_depth_problem, too_deep
 
 __all__ = ["app_load_failed", "json_response", "known_app", "read_json", "validation_error"]
 
@@ -49,7 +50,9 @@ async def read_json(request: Request, *, required: bool) -> Any:
     """The request's JSON body (None when empty and not ``required``).
 
     Raises:
-        HTTPException: 422 when the body is not JSON, or is empty but ``required``.
+        HTTPException: 422 when the body is not JSON, is nested deeper than the limit
+            (:data:`~eventide.server.request_limits.MAX_JSON_DEPTH`), or is empty but
+            ``required``.
     """
     raw = await request.body()
     if not raw.strip():
@@ -60,7 +63,9 @@ async def read_json(request: Request, *, required: bool) -> Any:
             )
         return None
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
+    except RecursionError as exc:  # nested deeper than the parser goes
+        raise HTTPException(422, detail=_too_deep(too_deep())) from exc
     except ValueError as exc:
         raise HTTPException(
             422,
@@ -72,6 +77,14 @@ async def read_json(request: Request, *, required: bool) -> Any:
                 }
             ],
         ) from exc
+    problem = json_depth_problem(data)
+    if problem is not None:
+        raise HTTPException(422, detail=_too_deep(problem))
+    return data
+
+
+def _too_deep(problem: str) -> list[dict[str, Any]]:
+    return [{"type": "json_too_deep", "loc": ["body"], "msg": problem}]
 
 
 def validation_error(exc: ValidationError) -> HTTPException:

@@ -41,6 +41,7 @@ from eventide.errors import (
     AppLoadError,
     AppNotFoundError,
     ModelError,
+    RecordTooLargeError,
     RunnerClosedError,
     SessionNotFoundError,
 )
@@ -50,6 +51,7 @@ from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import event_json, event_json_bytes
 from eventide.server.json_responses import app_load_failed
 from eventide.server.queued_turns import QueuedTurns
+from eventide.server.request_limits import too_deep
 from eventide.server.request_models import RunAgentRequest
 from eventide.server.sse_batching import EventStreamResponse
 
@@ -138,6 +140,9 @@ class Turns:
         except SessionNotFoundError as exc:
             inflight.leave()
             raise HTTPException(404, detail=str(exc)) from exc
+        except RecordTooLargeError as exc:  # the user's message or stateDelta
+            inflight.leave()
+            raise HTTPException(413, detail=str(exc)) from exc
         except RunnerClosedError as exc:
             inflight.leave()
             raise HTTPException(503, detail="The server is shutting down; retry.") from exc
@@ -326,6 +331,9 @@ class TurnRoutes:
         raw = received[0].get("body", b"") if len(received) == 1 else _joined(received)
         try:
             body = RunAgentRequest.model_validate(json.loads(raw))
+        except RecursionError:  # nested deeper than the parser goes; FastAPI says only 400
+            await self._answer_error(HTTPException(422, detail=too_deep()), scope, receive, send)
+            return
         except Exception:  # FastAPI tells the client what is wrong, in its words
             await self._replay(scope, receive, send, received)
             return
