@@ -40,6 +40,7 @@ from eventide.server.info_routes import add_info_routes, detailed_app_list
 from eventide.server.json_responses import json_response
 from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
+from eventide.server.openapi_errors import document_error_answers
 from eventide.server.protocol_fast_path import ProtocolFastPath, ProtocolHandler
 from eventide.server.queued_turns import QueuedTurns
 from eventide.server.request_limits import check_path_ids
@@ -379,6 +380,7 @@ def _use_camel_case_schemas(api: FastAPI) -> None:
                 schema["properties"] = {camel(key): value for key, value in named.items()}
             if isinstance(schema.get("required"), list):
                 schema["required"] = [camel(key) for key in schema["required"]]
+        document_error_answers(spec)
         api.openapi_schema = spec
         return spec
 
