@@ -79,6 +79,7 @@ class Turn:
     resume_unfinished: bool = False
     mode: str = RUN
     abort_signal: asyncio.Event | None = None
+    session: Session | None = None  # as the caller just read it (run_async(session=...))
 
 
 @dataclass(slots=True)
@@ -163,6 +164,9 @@ async def _load_session(runner: Services, turn: Turn, *, create: bool) -> Sessio
     session that ran the invocation)."""
     service, app_name = runner.session_service, runner.app_name
     user_id, session_id = turn.user_id, turn.session_id
+    if turn.session is not None:
+        _check_given_session(turn.session, app_name, user_id, session_id)
+        return turn.session
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
         if not create:
@@ -198,3 +202,14 @@ async def _commit(runner: Services, ctx: InvocationContext, event: Event) -> Non
     if delta:
         ctx.hold_temp_state(delta)
     await runner.session_service.append_event(ctx.session, event)
+
+
+def _check_given_session(session: Session, app_name: str, user_id: str, session_id: str) -> None:
+    """Refuse a ``session`` handed to ``run_async`` that is not the one its ids name."""
+    given = (session.app_name, session.user_id, session.id)
+    if given != (app_name, user_id, session_id):
+        raise UsageError(
+            f"run_async(session=...) got session {given!r}, but the call names "
+            f"{(app_name, user_id, session_id)!r}: pass the session those ids name, as just "
+            "read from this Runner's session service (or no session, to have it read)."
+        )

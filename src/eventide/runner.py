@@ -126,6 +126,7 @@ class Runner:
         invocation_id: str | None = None,
         resume_unfinished: bool = False,
         abort_signal: asyncio.Event | None = None,
+        session: Session | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one invocation and yield its events as they are committed.
 
@@ -148,17 +149,23 @@ class Runner:
             abort_signal: set it (from any task) to abort the invocation at its next step;
                 what was committed stays, and the events that record the abort are
                 committed and yielded (see :mod:`eventide.cancellation`).
+            session: the session named by ``user_id`` and ``session_id``, as the caller has
+                just read it from this Runner's session service: the invocation runs on it
+                instead of reading it again (a protocol adapter reads it first to map its
+                request). An Eventide extension.
 
         Raises:
             SessionNotFoundError: the session does not exist.
             RunnerClosedError: the runner was closed.
             ResumeError: an invocation to resume cannot be resumed (the message says why).
+            UsageError: ``session`` is not the session named.
         """
         # The generator returned is the driver itself (one layer less per event and per
         # invocation); nothing runs, and nothing is raised, until it is iterated.
         turn = Turn(user_id, session_id, new_message, state_delta, run_config, invocation_id)
         turn.resume_unfinished = resume_unfinished
         turn.abort_signal = abort_signal
+        turn.session = session
         return self._drive(turn)
 
     def _check_open(self) -> None:
