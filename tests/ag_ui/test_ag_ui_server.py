@@ -16,6 +16,8 @@ from tests.ag_ui.agents import ag_ui_apps
 from tests.ag_ui.stream_rules import check_stream, encoded_frames
 from tests.server.harness import ThreadedServer, sse_events, wait_until
 
+JSON = {"Content-Type": "application/json"}
+
 PICK_COLOR = {
     "name": "pick_color",
     "description": "Let the user pick a colour in the page.",
@@ -253,7 +255,8 @@ def test_bodies_that_are_no_run_input_get_400_and_unknown_apps_404(server: Threa
         bad = http.post("/ag-ui/helper", json={"messages": []})
         assert bad.status_code == 400
         assert "threadId" in bad.json()["detail"] and "RunAgentInput" in bad.json()["detail"]
-        assert http.post("/ag-ui/helper", content=b"{oops").status_code == 400
+        broken = http.post("/ag-ui/helper", content=b"{oops", headers=JSON)
+        assert broken.status_code == 400
         missing = http.post("/ag-ui/nope", json={"threadId": "t", "runId": "r", "messages": []})
         assert missing.status_code == 404
 
