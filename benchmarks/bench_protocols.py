@@ -274,8 +274,8 @@ async def _callgrind_child(turns: int) -> None:
     for protocol in PROTOCOLS:
         conversation = _AsyncConversation(client, protocol)
         await conversation.start()
-        # Each conversation starts from the same collector state (a full collection falling
-        # in one protocol's window and not another's moved ratios by a tenth).
+        # Each conversation starts from an empty young generation: whether a collection falls
+        # in its window depends on its own allocations, not on the protocol run before it.
         gc.collect()
         _callgrind_control("-z")
         for index in range(turns):
