@@ -18,12 +18,14 @@ from eventide.contexts import InvocationContext, ReadonlyContext
 from eventide.errors import ConfigurationError
 from eventide.events import Event
 from eventide.flows.llm_flow import run_llm_flow
+from eventide.flows.llm_resume import ends_the_loop, resume_llm_agent
 from eventide.flows.resolved_agent import ResolvedAgent, TransferTarget
 from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
 from eventide.models.registry import LLMRegistry
 from eventide.planners import BasePlanner
 from eventide.plugins.base_plugin import LLM_HOOKS
+from eventide.runtime.replay import AgentProgress, ResumeScope
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.base_toolset import BaseToolset
 from eventide.tools.function_tool import FunctionTool
@@ -290,6 +292,17 @@ class LlmAgent(BaseAgent):
     def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         # The flow's generator itself (not a wrapper around it): one layer less per event.
         return run_llm_flow(self.resolve(ctx), ctx)
+
+    def _resume_async_impl(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]:
+        # The model/tool loop goes on after its last committed event (eventide.flows.llm_resume).
+        return resume_llm_agent(
+            lambda: self.resolve(ctx), ctx, scope, progress, run_agent=self._run_agent_named
+        )
+
+    def _is_last_answer(self, ctx: InvocationContext, event: Event) -> bool:
+        return ends_the_loop(event, self.name, ctx.branch)
 
     async def close(self) -> None:
         """Close the agent's toolsets, and the model client it created from a model name.
