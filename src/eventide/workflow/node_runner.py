@@ -18,7 +18,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from eventide.contexts import Context
-from eventide.errors import NodeInterrupted, NodeTimeoutError, WorkflowDataError
+from eventide.errors import (
+    NodeInterrupted,
+    NodeTimeoutError,
+    WorkflowConfigurationError,
+    WorkflowDataError,
+)
 from eventide.events import Event
 from eventide.workflow.agent_node import AgentNode
 from eventide.workflow.base_node import BaseNode
@@ -264,7 +269,19 @@ class NodeRunner:
         use_as_output: bool,
         use_sub_branch: bool,
     ) -> Any:
-        """Run ``node`` as a child of ``ctx``'s node (``ctx.run_node``); its output."""
+        """Run ``node`` as a child of ``ctx``'s node (``ctx.run_node``); its output.
+
+        Raises:
+            WorkflowConfigurationError: the calling node has ``rerun_on_resume=False``: a
+                child that waits for the user is continued by running its parent again.
+        """
+        caller = ctx.node
+        if isinstance(caller, BaseNode) and not caller.rerun_on_resume:
+            raise WorkflowConfigurationError(
+                f"Node {caller.name!r} runs nodes with ctx.run_node(), so it needs "
+                "rerun_on_resume=True (e.g. @node(rerun_on_resume=True)): a child that waits "
+                "for the user is continued by running its parent again."
+            )
         built = self._built.get(id(node))
         if built is None:
             built = self._built[id(node)] = build_node(node)
