@@ -58,3 +58,37 @@ async def test_run_node_needs_a_parent_that_reruns_on_resume() -> None:
 
     with pytest.raises(WorkflowConfigurationError, match="needs rerun_on_resume=True"):
         await play(Workflow(name="wf", edges=[("START", caller)]), "go")
+
+
+async def test_a_failed_child_can_be_caught_and_otherwise_fails_the_parent() -> None:
+    from eventide.errors import DynamicNodeFailError
+
+    def risky(node_input: str) -> str:
+        if node_input == "bad":
+            raise ValueError("Intentional failure")
+        return f"ok {node_input}"
+
+    @node(rerun_on_resume=True)
+    async def careful(ctx: Context) -> list[str]:
+        results = []
+        try:
+            await ctx.run_node(risky, "bad")
+        except DynamicNodeFailError as failed:
+            results.append(f"caught {failed.error} at {failed.error_node_path}")
+        results.append(await ctx.run_node(risky, "good"))
+        return results
+
+    events, _ = await play(Workflow(name="wf", edges=[("START", careful)]), "go")
+    assert outputs(events)[-1] == (
+        "wf@1/careful@1",
+        ["caught Intentional failure at wf@1/careful@1/risky@1", "ok good"],
+    )
+    assert [e.error_code for e in events if e.error_code] == ["ValueError"]  # once: the child's
+
+    @node(rerun_on_resume=True)
+    async def careless(ctx: Context) -> str:
+        result: str = await ctx.run_node(risky, "bad")
+        return result
+
+    with pytest.raises(ValueError, match="Intentional failure"):
+        await play(Workflow(name="wf", edges=[("START", careless)]), "go")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from eventide.contexts import Context
 from eventide.errors import (
+    DynamicNodeFailError,
     NodeInterrupted,
     NodeTimeoutError,
     WorkflowConfigurationError,
@@ -45,7 +46,7 @@ class NodeOutcome:
     output: Any = None
     route: Any = None
     interrupts: list[str] = field(default_factory=list)
-    error: BaseException | None = None
+    error: Exception | None = None
     branch: str | None = None
 
 
@@ -132,14 +133,18 @@ class NodeRunner:
                         raise NodeTimeoutError(node.name, node.timeout) from exc
             except NodeInterrupted as waiting:
                 tracked.interrupts.extend(waiting.interrupt_ids)
-            except Exception as error:  # noqa: BLE001 - recorded, retried or handed up
-                _log.warning("Node %s failed: %s: %s", path, type(error).__name__, error)
-                await self._emit(
-                    ctx,
-                    Event(error_code=_error_code(error), error_message=str(error)),
-                    tracked,
-                    node,
-                )
+            except Exception as raised:  # noqa: BLE001 - recorded, retried or handed up
+                error: Exception = raised
+                if isinstance(raised, DynamicNodeFailError):
+                    error = raised.error  # the child's failure, its error event committed
+                else:
+                    _log.warning("Node %s failed: %s: %s", path, type(error).__name__, error)
+                    await self._emit(
+                        ctx,
+                        Event(error_code=_error_code(error), error_message=str(error)),
+                        tracked,
+                        node,
+                    )
                 config = node.retry_config
                 if config is not None and config.should_retry(error, attempt):
                     await asyncio.sleep(config.delay(attempt))
@@ -299,7 +304,12 @@ class NodeRunner:
             use_as_output=use_as_output,
         )
         if outcome.error is not None:
-            raise outcome.error
+            error = outcome.error
+            raise DynamicNodeFailError(
+                message=str(error),
+                error=error,
+                error_node_path=f"{ctx.node_path}/{built.name}@{rid}",
+            ) from error
         if outcome.interrupts:
             raise NodeInterrupted(outcome.interrupts)
         if use_as_output:
