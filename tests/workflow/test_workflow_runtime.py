@@ -354,3 +354,16 @@ def _bare_invocation() -> Any:
     return InvocationContext(
         invocation_id="i", agent=Workflow(name="wf"), session=session, session_service=service
     )
+
+
+async def test_a_node_subclass_as_parallel_worker() -> None:
+    class Shout(Node):
+        async def run_node_impl(self, *, ctx: Any, node_input: Any) -> AsyncGenerator[Any, None]:
+            yield str(node_input).upper()
+
+    def words(node_input: str) -> list[str]:
+        return node_input.split()
+
+    shout = Shout(name="shout", parallel_worker=True, max_parallel_workers=1)
+    events, _ = await play(Workflow(name="wf", edges=[("START", words, shout)]), "a b")
+    assert outputs(events)[-1] == ("wf@1/shout@1", ["A", "B"])
