@@ -89,6 +89,8 @@ MODULE_TABLE: dict[str, tuple[str, ...]] = {
     "google.adk.workflow._errors": ("eventide.errors",),
     "google.adk.workflow._tool_node": ("eventide.workflow.tool_node",),
     "google.adk.tools._node_tool": ("eventide.workflow.node_tool",),
+    "google.adk.workflow.utils._workflow_graph_utils": ("eventide.workflow.node_builder",),
+    "google.adk.workflow.utils._workflow_hitl_utils": ("eventide.workflow.request_input",),
 }
 
 # google-adk names Eventide spells differently (the same renames `eventide migrate` applies).

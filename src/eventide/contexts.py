@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from eventide import types
+from eventide.cancellation import AbortState
 from eventide.errors import ConfigurationError, LlmCallsLimitExceededError
 from eventide.events import EventActions, ToolConfirmation
 from eventide.run_config import RunConfig
@@ -55,6 +56,7 @@ class _InvocationShared:
     llm_calls: int = 0
     end_invocation: bool = False
     resumable: bool = False
+    abort: AbortState = field(default_factory=AbortState)
 
 
 def _no_plugins() -> PluginManager:
@@ -133,6 +135,20 @@ class InvocationContext:
     @resumable.setter
     def resumable(self, value: bool) -> None:
         self._shared.resumable = value
+
+    @property
+    def is_aborted(self) -> bool:
+        """Whether the invocation was asked to abort (see :mod:`eventide.cancellation`)."""
+        return self._shared.abort.is_set
+
+    def abort(self) -> None:
+        """Abort the invocation at its next step (safe from any thread)."""
+        self._shared.abort.abort()
+
+    @property
+    def abort_state(self) -> AbortState:
+        """The invocation's abort request: the Runner attaches the caller's signal to it."""
+        return self._shared.abort
 
     @property
     def pending_state(self) -> dict[str, Any]:
@@ -242,6 +258,11 @@ class ReadonlyContext:
     def user_content(self) -> types.Content | None:
         """The user message that started the invocation."""
         return self._invocation_context.user_content
+
+    @property
+    def is_aborted(self) -> bool:
+        """Whether the invocation was asked to abort: a long tool may stop early."""
+        return self._invocation_context.is_aborted
 
     @property
     def session(self) -> Session:

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from eventide import types
 from eventide._ids import new_id
-from eventide._model import EventideModel
+from eventide._model import EventideModel, foreign_to_dict
 from eventide.models.llm_response import LlmResponse
 
 __all__ = [
@@ -198,8 +198,12 @@ class Event(LlmResponse):
 
     @property
     def message(self) -> types.Content | None:
-        """google-adk 2.x's name for ``content``."""
+        """google-adk 2.x's name for ``content`` (set it with text, a part or content)."""
         return self.content
+
+    @message.setter
+    def message(self, value: Any) -> None:
+        self.content = None if value is None else _message_content(value)
 
     @property
     def node_name(self) -> str:
@@ -263,8 +267,8 @@ def _expand_shorthands(data: dict[str, Any]) -> None:
     if message is not None:
         if data.get("content") is not None:
             raise ValueError(
-                "Event takes 'message' or 'content', not both: 'message' is google-adk's "
-                "shorthand for 'content'."
+                "'message' and 'content' are mutually exclusive: 'message' is google-adk's "
+                "shorthand for 'content', so pass one of them."
             )
         data["content"] = _message_content(message)
     state = data.pop("state", None)
@@ -305,10 +309,18 @@ def _message_content(message: Any) -> types.Content:
         items: list[Any] = message  # pyright: ignore[reportUnknownVariableType]
         parts = [types.Part(text=item) if isinstance(item, str) else _part(item) for item in items]
         return types.Content(role="user", parts=parts)
-    if isinstance(message, types.Part):
-        return types.Content(role="user", parts=[message])
+    if isinstance(message, types.Part) or _foreign(message, "Part"):
+        return types.Content(role="user", parts=[_part(message)])
     return types.to_content(message)
 
 
+def _foreign(value: Any, name: str) -> bool:
+    """Whether ``value`` is google-genai's class ``name`` (accepted wherever Eventide's is)."""
+    kind: type = value.__class__
+    return kind.__name__ == name and kind.__module__.startswith("google.genai")
+
+
 def _part(item: Any) -> types.Part:
-    return item if isinstance(item, types.Part) else types.Part.model_validate(item)
+    if isinstance(item, types.Part):
+        return item
+    return types.Part.model_validate(foreign_to_dict(item))

@@ -9,6 +9,7 @@ from the replay index, :mod:`eventide.runtime.replay`).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +18,7 @@ from eventide._ids import new_invocation_id
 from eventide.contexts import InvocationContext
 from eventide.errors import SessionNotFoundError, UsageError
 from eventide.events import Event
+from eventide.flows.task_delegation import reply_branch
 from eventide.run_config import RunConfig
 from eventide.runtime.markers import ANSWERED, STARTED
 from eventide.user_event import user_event
@@ -76,6 +78,8 @@ class Turn:
     invocation_id: str | None = None
     resume_unfinished: bool = False
     mode: str = RUN
+    abort_signal: asyncio.Event | None = None
+    session: Session | None = None  # as the caller just read it (run_async(session=...))
 
 
 @dataclass(slots=True)
@@ -132,7 +136,9 @@ async def begin(runner: Services, turn: Turn) -> Start:
     ctx = _new_context(runner, invocation_id, session, turn.run_config)
     if turn.new_message is not None or turn.state_delta:
         mark = STARTED if runner.resumable else None
-        event = await user_event(ctx, turn.new_message, turn.state_delta, mark=mark)
+        # A reply to a task agent's question goes on the task's branch (Task API).
+        branch = reply_branch(session.events)
+        event = await user_event(ctx, turn.new_message, turn.state_delta, mark=mark, branch=branch)
         await _commit(runner, ctx, event)
     return Start(ctx)
 
@@ -158,6 +164,9 @@ async def _load_session(runner: Services, turn: Turn, *, create: bool) -> Sessio
     session that ran the invocation)."""
     service, app_name = runner.session_service, runner.app_name
     user_id, session_id = turn.user_id, turn.session_id
+    if turn.session is not None:
+        _check_given_session(turn.session, app_name, user_id, session_id)
+        return turn.session
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
         if not create:
@@ -193,3 +202,14 @@ async def _commit(runner: Services, ctx: InvocationContext, event: Event) -> Non
     if delta:
         ctx.hold_temp_state(delta)
     await runner.session_service.append_event(ctx.session, event)
+
+
+def _check_given_session(session: Session, app_name: str, user_id: str, session_id: str) -> None:
+    """Refuse a ``session`` handed to ``run_async`` that is not the one its ids name."""
+    given = (session.app_name, session.user_id, session.id)
+    if given != (app_name, user_id, session_id):
+        raise UsageError(
+            f"run_async(session=...) got session {given!r}, but the call names "
+            f"{(app_name, user_id, session_id)!r}: pass the session those ids name, as just "
+            "read from this Runner's session service (or no session, to have it read)."
+        )

@@ -8,6 +8,7 @@ always resumes after its event is committed.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from eventide.cancellation import seal_aborted
 from eventide.contexts import InvocationContext
 from eventide.errors import RunnerClosedError
 from eventide.events import Event
@@ -51,6 +53,7 @@ class Runner:
     Args:
         app_name: the app's name; sessions and state are scoped by it.
         agent: the root agent.
+        node: google-adk 2.x's name for ``agent`` when it is a ``Workflow``.
         app: an ``App`` instead of ``app_name`` and ``agent`` (its plugins run first).
         session_service: where sessions and events are stored.
         artifact_service: where artifacts are stored (optional).
@@ -73,6 +76,7 @@ class Runner:
         *,
         app_name: str | None = None,
         agent: BaseAgent | None = None,
+        node: BaseAgent | None = None,
         app: App | None = None,
         session_service: BaseSessionService,
         artifact_service: BaseArtifactService | None = None,
@@ -86,6 +90,7 @@ class Runner:
         setup = runner_setup(
             app_name=app_name,
             agent=agent,
+            node=node,
             app=app,
             plugins=plugins,
             add_sessions_to_memory=add_sessions_to_memory,
@@ -120,6 +125,8 @@ class Runner:
         run_config: RunConfig | None = None,
         invocation_id: str | None = None,
         resume_unfinished: bool = False,
+        abort_signal: asyncio.Event | None = None,
+        session: Session | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one invocation and yield its events as they are committed.
 
@@ -139,16 +146,26 @@ class Runner:
             resume_unfinished: in a resumable app, first continue the session's latest
                 invocation if it did not finish (its events are yielded too), then run the
                 new message.
+            abort_signal: set it (from any task) to abort the invocation at its next step;
+                what was committed stays, and the events that record the abort are
+                committed and yielded (see :mod:`eventide.cancellation`).
+            session: the session named by ``user_id`` and ``session_id``, as the caller has
+                just read it from this Runner's session service: the invocation runs on it
+                instead of reading it again (a protocol adapter reads it first to map its
+                request). An Eventide extension.
 
         Raises:
             SessionNotFoundError: the session does not exist.
             RunnerClosedError: the runner was closed.
             ResumeError: an invocation to resume cannot be resumed (the message says why).
+            UsageError: ``session`` is not the session named.
         """
         # The generator returned is the driver itself (one layer less per event and per
         # invocation); nothing runs, and nothing is raised, until it is iterated.
         turn = Turn(user_id, session_id, new_message, state_delta, run_config, invocation_id)
         turn.resume_unfinished = resume_unfinished
+        turn.abort_signal = abort_signal
+        turn.session = session
         return self._drive(turn)
 
     def _check_open(self) -> None:
@@ -193,6 +210,9 @@ class Runner:
         self._check_open()
         start = await begin(self, turn)
         ctx, resumed, then = start.ctx, start.resumed, start.then
+        abort = ctx.abort_state
+        if turn.abort_signal is not None:
+            abort.attach(turn.abort_signal)
         plugins = self.plugin_manager
         session = ctx.session
         # A resumable invocation's first committed event says so (see eventide.runtime.markers).
@@ -221,6 +241,7 @@ class Runner:
             metadata = ctx.run_config.custom_metadata
             # try/finally rather than ``aclosing``: the same closing, without its two frames.
             events = ctx.agent.run_async(ctx)
+            sealed: list[Event] = []
             try:
                 async for event in events:
                     if metadata:
@@ -245,13 +266,26 @@ class Runner:
                         if replaced is not None:
                             event = replaced
                     yield event
+                    if abort.is_set:
+                        break
             finally:
                 await events.aclose()
+                if abort.is_set:  # committed even when the caller's task is being cancelled
+                    sealed = await seal_aborted(
+                        abort,
+                        self.session_service,
+                        session,
+                        invocation_id=ctx.invocation_id,
+                        root_agent=self.agent.name,
+                        branch=ctx.branch,
+                    )
+            for event in sealed:
+                yield event
         if plugins.overrides(BasePlugin.after_run_callback):
             await plugins.after_run_callback(invocation_context=ctx)
         # An invocation paused for the user is not compacted yet: a summary would hide the
         # calls the user's answer responds to, and the model would get orphan responses.
-        if self._compactor is not None and not ctx.end_invocation:
+        if self._compactor is not None and not ctx.end_invocation and not abort.is_set:
             compacted = await self._compactor.after_invocation(self.session_service, session)
             if compacted is not None:
                 yield compacted

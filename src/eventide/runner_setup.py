@@ -47,6 +47,7 @@ def runner_setup(
     agent: BaseAgent | None,
     app: App | None,
     plugins: Sequence[BasePlugin] | None,
+    node: BaseAgent | None = None,
     add_sessions_to_memory: bool,
     memory_service: BaseMemoryService | None,
     events_compaction_config: EventsCompactionConfig | None,
@@ -54,11 +55,16 @@ def runner_setup(
     """Check and merge a Runner's arguments.
 
     Raises:
-        UsageError: both or neither of ``app`` and ``agent``; no ``app_name``; an agent
+        UsageError: both or neither of ``app`` and ``agent`` (``node``, google-adk 2.x's
+            name for it); no ``app_name``; an agent
             that is not a ``BaseAgent``; memory asked for without a memory service.
     """
     compaction = events_compaction_config
     resumability = None
+    if node is not None:  # google-adk 2.x's keyword for a workflow at the root
+        if agent is not None:
+            raise UsageError("Only one of app, agent, or node may be provided.")
+        agent = node
     if app is not None:
         compaction = compaction or app.events_compaction_config
         if agent is not None:

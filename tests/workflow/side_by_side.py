@@ -95,9 +95,17 @@ def _run(python: str, source: str) -> dict[str, Any]:
 
 def normalized(played: dict[str, Any]) -> dict[str, Any]:
     """The record with a join's dict outputs compared regardless of key order (google-adk
-    builds them from a set) and empty fields dropped."""
+    builds them from a set) and empty fields dropped.
+
+    The user message an LlmAgent node gets its input in is left out: Eventide commits it
+    (so a resumed run's model sees it too), google-adk only puts it in its in-memory copy
+    of the session, so it never reaches the stream; everything else must be the same."""
     turns = [
-        [{k: v for k, v in event.items() if v not in (None, [], {})} for event in events]
+        [
+            {k: v for k, v in event.items() if v not in (None, [], {})}
+            for event in events
+            if not (event["author"] == "user" and event["path"])
+        ]
         for events in played["turns"]
     ]
     return {"turns": json.loads(json.dumps(turns, sort_keys=True)), "state": played["state"]}

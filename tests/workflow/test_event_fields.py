@@ -48,8 +48,18 @@ def test_shorthands_fill_the_fields_they_stand_for() -> None:
 
 
 def test_message_and_content_together_is_refused() -> None:
-    with pytest.raises(ValueError, match="'message' or 'content', not both"):
+    with pytest.raises(ValueError, match="'message' and 'content' are mutually exclusive"):
         Event(message="a", content=types.Content(parts=[types.Part(text="b")]))
+
+
+def test_message_can_be_set_like_content() -> None:
+    event = Event(author="wf")
+    event.message = [types.Part(text="a"), "b"]
+    assert event.content == types.Content(
+        role="user", parts=[types.Part(text="a"), types.Part(text="b")]
+    )
+    event.message = None
+    assert event.content is None
 
 
 def test_shorthands_keep_other_actions() -> None:

@@ -144,6 +144,63 @@ SCENARIOS: dict[str, tuple[str, list[Any]]] = {
 }
 
 
+LLM_AGENT_NODE = """
+from ADK import Event
+from ADK.agents import LlmAgent
+from ADK.models.base_llm import BaseLlm
+from ADK.models.llm_response import LlmResponse
+from ADK.workflow import Workflow
+from pydantic import BaseModel
+from TYPES import Content, Part
+
+class Verdict(BaseModel):
+    label: str
+
+class Fake(BaseLlm):
+    model: str = "fake"
+
+    async def generate_content_async(self, llm_request, stream=False):
+        yield LlmResponse(content=Content(role="model", parts=[Part(text='{"label": "spam"}')]))
+
+judge = LlmAgent(name="judge", model=Fake(), output_schema=Verdict, output_key="verdict")
+
+def describe(node_input: str):
+    return {"text": node_input}
+
+def act(node_input: dict):
+    return "blocked" if node_input["label"] == "spam" else "ok"
+
+wf = Workflow(name="wf", edges=[("START", describe, judge, act)])
+"""
+
+TIMEOUT_AND_STATE_SCHEMA = """
+import asyncio
+from pydantic import BaseModel
+from ADK import Event
+from ADK.workflow import RetryConfig, Workflow, node
+
+class Counters(BaseModel):
+    tries: int = 0
+    label: str = ""
+
+@node(timeout=0.2, retry_config=RetryConfig(max_attempts=2, initial_delay=0.0, jitter=0.0))
+async def slow_once(ctx, tries: int = 0):
+    ctx.state["tries"] = tries + 1
+    if ctx.attempt_count == 1:
+        await asyncio.sleep(5)
+    return "fast"
+
+def label(node_input: str, ctx):
+    ctx.state["label"] = node_input.upper()
+    return node_input
+
+wf = Workflow(name="wf", state_schema=Counters, edges=[("START", slow_once, label)])
+"""
+
+SCENARIOS["an LlmAgent node with output_schema"] = (LLM_AGENT_NODE, ["buy now"])
+SCENARIOS["timeout, retry and state_schema"] = (TIMEOUT_AND_STATE_SCHEMA, ["go"])
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_same_as_google_adk(name: str) -> None:
     source, turns = SCENARIOS[name]

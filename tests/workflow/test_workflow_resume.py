@@ -126,3 +126,52 @@ async def test_a_new_message_instead_of_an_answer_starts_afresh() -> None:
             )
         ]
         assert [c.name for e in events for c in e.get_function_calls()] == ["adk_request_input"]
+
+
+async def test_a_tool_confirmation_inside_an_agent_node_pauses_the_workflow() -> None:
+    """An LlmAgent node whose tool asks for confirmation pauses the workflow; the user's
+    confirmation continues it: the tool runs, the agent answers, the next node runs."""
+    from eventide import LlmAgent, ToolContext
+    from eventide.testing import ScriptedModel, tool_call_response
+
+    def delete_file(path: str, tool_context: ToolContext) -> str:
+        """Delete a file."""
+        if not tool_context.tool_confirmation:
+            tool_context.request_confirmation(hint="Delete it?")
+            return "waiting"
+        return f"deleted {path}" if tool_context.tool_confirmation.confirmed else "kept"
+
+    model = ScriptedModel(
+        responses=[tool_call_response(("delete_file", {"path": "a.txt"})), "All done."]
+    )
+    janitor = LlmAgent(name="janitor", model=model, tools=[delete_file])
+    after_calls: list[str] = []
+
+    def after(node_input: str) -> str:
+        after_calls.append(node_input)
+        return f"after: {node_input}"
+
+    workflow = Workflow(name="wf", edges=[("START", janitor, after)])
+    runner = InMemoryRunner(workflow, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    first = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="go")
+    ]
+    (request,) = [c for e in first if e.long_running_tool_ids for c in e.get_function_calls()]
+    assert after_calls == []
+    confirm = types.FunctionResponse(id=request.id, name=request.name, response={"confirmed": True})
+    second = [
+        e
+        async for e in runner.run_async(
+            user_id="u",
+            session_id=session.id,
+            new_message=types.Content(role="user", parts=[types.Part(function_response=confirm)]),
+        )
+    ]
+    tool_results = [r.response for e in second for r in e.get_function_responses()]
+    assert tool_results == [{"result": "deleted a.txt"}]
+    assert outputs(second) == [
+        ("wf@1/janitor@1", "All done."),
+        ("wf@1/after@1", "after: All done."),
+    ]
+    assert after_calls == ["All done."]

@@ -25,13 +25,14 @@ from eventide.workflow.graph import DEFAULT_ROUTE, Edge, Graph
 from eventide.workflow.join_node import JoinNode
 from eventide.workflow.node import Node, node
 from eventide.workflow.node_tool import NodeTool
-from eventide.workflow.request_input import RequestInput
+from eventide.workflow.request_input import REQUEST_INPUT_FUNCTION, RequestInput
 from eventide.workflow.retry_config import RetryConfig
 from eventide.workflow.tool_node import ToolNode
 from eventide.workflow.workflow import Workflow
 
 __all__ = [
     "DEFAULT_ROUTE",
+    "REQUEST_INPUT_FUNCTION",
     "START",
     "AgentNode",
     "BaseNode",

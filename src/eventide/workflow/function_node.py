@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -137,7 +137,7 @@ class FunctionNode(BaseNode):
             AsyncIterator,
             AsyncGenerator,
             Iterator,
-            typing.Generator,
+            Generator,
         ):
             args = typing.get_args(returns)
             returns = args[0] if args else None
@@ -258,9 +258,17 @@ class FunctionNode(BaseNode):
         """What the function returned or yielded, as the node yields it."""
         if item is None or isinstance(item, Event | RequestInput):
             return item
-        if isinstance(item, types.Content):
-            return Event(content=item)
+        if _is_content(item):
+            return Event(content=types.to_content(item))
         return Event(output=to_plain(item))
+
+
+def _is_content(item: Any) -> bool:
+    """Eventide's ``Content``, or google-genai's (accepted wherever content is)."""
+    if isinstance(item, types.Content):
+        return True
+    kind: type = item.__class__
+    return kind.__name__ == "Content" and kind.__module__.startswith("google.genai")
 
 
 def _lookup(source: Any, name: str) -> tuple[bool, Any]:

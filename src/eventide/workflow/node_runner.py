@@ -187,6 +187,11 @@ class NodeRunner:
     async def _emit(self, ctx: Context, event: Event, tracked: _Tracked, node: BaseNode) -> None:
         """Fill in the event's workflow fields and the node's pending state; commit it."""
         if event.output is not None:
+            if tracked.output_emitted:
+                raise WorkflowDataError(
+                    f"Node {node.name!r} yielded a second output: a node produces at most one "
+                    "output per run. Yield other results as state or content, or split the node."
+                )
             tracked.output = event.output
         native = not event.author or event.author == node.name or not isinstance(node, AgentNode)
         if native and event.actions.route is not None:
@@ -281,6 +286,11 @@ class NodeRunner:
         if outcome.interrupts:
             raise NodeInterrupted(outcome.interrupts)
         if use_as_output:
+            if ctx.output_delegated:
+                raise WorkflowDataError(
+                    f"Node {ctx.node_path!r} ran a second child with use_as_output=True: only "
+                    "one child's output can be the node's output."
+                )
             ctx.output = outcome.output
             ctx.output_delegated = True
         return outcome.output

@@ -15,7 +15,15 @@ from eventide import types
 from eventide._ids import new_id
 from eventide.events import Event
 
-__all__ = ["REQUEST_INPUT_FUNCTION", "RequestInput", "answer_value", "request_input_event"]
+__all__ = [
+    "REQUEST_INPUT_FUNCTION",
+    "RequestInput",
+    "answer_value",
+    "create_request_input_response",
+    "get_request_input_interrupt_ids",
+    "has_request_input_function_call",
+    "request_input_event",
+]
 
 REQUEST_INPUT_FUNCTION = "adk_request_input"
 
@@ -63,3 +71,25 @@ def answer_value(response: Any) -> Any:
     if isinstance(response, dict) and len(response) == 1 and "result" in response:  # pyright: ignore[reportUnknownArgumentType]
         return response["result"]  # pyright: ignore[reportUnknownVariableType]
     return response  # pyright: ignore[reportUnknownVariableType]
+
+
+def get_request_input_interrupt_ids(event: Event) -> list[str]:
+    """The interrupt ids of the requests for input ``event`` carries."""
+    return [
+        call.id
+        for call in event.get_function_calls()
+        if call.name == REQUEST_INPUT_FUNCTION and call.id is not None
+    ]
+
+
+def has_request_input_function_call(event: Event) -> bool:
+    """Whether ``event`` asks the user for input."""
+    return bool(get_request_input_interrupt_ids(event))
+
+
+def create_request_input_response(interrupt_id: str, response: dict[str, Any]) -> types.Part:
+    """The part of a user message that answers the request ``interrupt_id``."""
+    answer = types.FunctionResponse(
+        id=interrupt_id, name=REQUEST_INPUT_FUNCTION, response=dict(response)
+    )
+    return types.Part(function_response=answer)
