@@ -167,6 +167,7 @@ DATA_FIELDS = frozenset(
         "agent_state",
         "payload",
         "grounding_metadata",
+        "output",
     }
 )
 
