@@ -295,7 +295,8 @@ class ModelError(EventideError):
 
     Attributes:
         error_code: the provider's code (``rate_limit_exceeded``), an HTTP status
-            (``"503"``) or Eventide's (``TIMEOUT``, ``CONNECTION_ERROR``, ``MALFORMED_STREAM``).
+            (``"503"``) or Eventide's (``TIMEOUT``, ``CONNECTION_ERROR``, ``MALFORMED_STREAM``,
+            ``EMPTY_STREAM``).
         retryable: whether the same request can succeed later (429, 408, a transient 5xx,
             a connection error); a request the provider refused as invalid never is.
         retry_after: seconds the provider asked to wait (``Retry-After``), if it said.
