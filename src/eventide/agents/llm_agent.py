@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_valid
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS, HookChains, own_chain
+from eventide._fastpath import field_storage
 from eventide.agents.adk_options import check_gemini_features
 from eventide.agents.base_agent import BaseAgent
 from eventide.code_executors import BaseCodeExecutor
@@ -227,7 +228,7 @@ class LlmAgent(BaseAgent):
         parent = self.parent_agent
         targets = self.transfer_targets()
         hooks = NO_HOOKS
-        fields = self.__dict__  # the hook fields, read without pydantic's __getattr__
+        fields = field_storage(self)  # the hook fields, read by name
         if plugins.has_model_or_tool_hooks or _has_own_hooks(fields):
             # Built only when some hook exists: a plain agent's record keeps NO_HOOKS.
             hooks = HookChains(

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from eventide import types
-from eventide._model import construct_trusted
+from eventide._fastpath import construct_trusted
 from eventide.errors import UsageError
 from eventide.models._history import (
     CallIdAssigner,

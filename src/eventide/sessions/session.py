@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from eventide._fastpath import field_storage
 from eventide._model import EventideModel
 from eventide.errors import UsageError
 from eventide.events import Event
@@ -40,18 +41,17 @@ class Session(EventideModel):
     def record_commit(self, event: Event, log_position: int) -> None:
         """For session services: append a committed event to this copy.
 
-        Fields are set in ``__dict__`` directly, bypassing pydantic's ``__setattr__`` (and
-        ``object.__setattr__``, which still costs a lookup in the class): services call this
-        once per committed event.
+        Services call this once per committed event, so the two fields are written without
+        pydantic's ``__setattr__`` (see :func:`eventide._fastpath.field_storage`).
         """
-        fields = vars(self)  # the instance's __dict__, typed as the dict it is
-        fields["events"].append(event)
-        fields["last_update_time"] = event.__dict__["timestamp"]
+        self.events.append(event)
+        fields = field_storage(self)
+        fields["last_update_time"] = event.timestamp
         fields["log_position"] = log_position
 
     def set_log_position(self, log_position: int) -> None:
         """For session services: this copy now reflects the first ``log_position`` events."""
-        object.__setattr__(self, "log_position", log_position)
+        self.log_position = log_position
 
 
 class GetSessionConfig(EventideModel):
