@@ -1,19 +1,20 @@
 """Every place Eventide steps around pydantic or the list type for speed, fenced in one module.
 
 Ownership: only Eventide's own code calls these, and only on records Eventide built or owns
-(the runtime's events and responses, a session copy a service returned). Values from users,
-stored JSON or providers go through pydantic's validating constructors, never through here.
+(the runtime's events and responses, the event lists of the session service). Values from
+users, stored JSON or providers go through pydantic's validating constructors, never here.
 
-Validity rule, the same for every helper: the value handed in already has the field's type,
-and the field has no validator that would have changed or refused it. Each helper below names
-what else its caller must hold. Nothing else in ``src/eventide`` writes ``__dict__``, calls
-``object.__setattr__`` on a model or counts references (the Runner's one write aside, which
-its owner keeps); a test greps for it.
+Validity rule, the same for every helper: a value handed in already has its field's type and
+the field has no validator that would have changed or refused it; each helper names what
+else its caller must hold. No other module writes a model's ``__dict__``, calls
+``object.__setattr__`` or counts references (``tests/core/test_fastpath.py`` checks it; three
+lines in modules other developers own are listed there until their owners move them).
 
-Each trick was measured against the plain version on the shared 2-core VM (figures here and
-in ``benchmarks/PROFILE.md``, "Issue 32: the speed tricks fenced"); the ones that did not win
-by more than the noise were removed: reads through ``__dict__`` (a single read is no faster
-than the attribute: 57 vs 84 ns) and pydantic-free assignments off the per-event path.
+Each trick here was measured against the plain version and kept because it won by more than
+the noise (figures in each docstring and in ``benchmarks/PROFILE.md``, "Issue 32: the speed
+tricks fenced"). Those that did not were removed: reads through ``__dict__`` (a single read
+is no faster than the attribute), writes to it when recording a commit (1,000 commits: 27.6
+us plain vs 29.4 us a commit), and ``object.__setattr__`` off the per-event path.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from pydantic import BaseModel
 __all__ = [
     "LentList",
     "construct_trusted",
-    "field_storage",
     "hidden_value",
     "set_hidden",
 ]
@@ -38,25 +38,13 @@ _new_object = object.__new__
 _set_slot = object.__setattr__
 
 
-def field_storage(record: BaseModel) -> dict[str, Any]:
-    """The dict holding ``record``'s field values, for writing fields on a per-event path or
-    reading many fields by name in one pass.
-
-    Writing: pydantic's ``__setattr__`` costs 490 ns a field here, a write to this dict about
-    100 ns; a session copy records two fields per committed event (``Session.record_commit``),
-    0.8 us of each commit. The writer also holds that the field was already set (the write
-    does not mark it in ``model_fields_set``). Reading: one lookup per name instead of a
-    ``getattr`` that first searches the class (the agent's six hook fields, read per run).
-    """
-    return vars(record)
-
-
 def set_hidden(record: BaseModel, name: str, value: object) -> None:
     """Attach ``value`` to ``record`` under ``name`` (an underscore name that is no field).
 
     Not a pydantic private attribute: declaring one makes every instance of the class set up
-    its private storage, about 1 us per ``LlmResponse`` and ``Event`` built, to serve the rare
-    record that carries a hidden value. Never serialized, compared or shown.
+    its private storage (an ``LlmResponse`` built: 1.4-2.8 us without, 3.5-5.7 us with one,
+    three timeit runs), to serve the rare record that carries a hidden value (the error
+    behind an error response). Never serialized, compared or shown.
     """
     _set_slot(record, name, value)
 
@@ -71,8 +59,9 @@ def construct_trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     other fields at their defaults, without validation.
 
     For records built from values already of the fields' types (a response's parts, ids the
-    runtime made): pydantic's validating constructor costs about twice as many instructions
-    there. Only for classes without validators, private attributes or ``model_post_init``
+    runtime made). Validating costs more per record: an ``Event`` 2.0-3.2 us vs 1.7-1.8 us
+    here, an ``LlmResponse`` 1.4-2.2 vs 1.0-1.6, a text ``Part`` 1.2-1.8 vs 1.1-1.6 (timeit,
+    load average 8). Only for classes without validators, private attributes or ``model_post_init``
     (checked once per class); ``values`` must name fields.
     """
     template = _templates.get(cls)
@@ -130,11 +119,13 @@ class LentList(list[_T]):
     """A list its owner lends out and takes back when the borrower is gone.
 
     The session service keeps each recently read session's parsed events and lends that very
-    list to the ``Session`` it returns, instead of copying the whole history per read (1.2x
-    a turn at 5,000 events). Taking it back is safe only when nobody else holds it
-    (:meth:`held_elsewhere`) and the borrower only appended to it: this class notes any other
-    change (``changed``). A change made by calling ``list``'s own methods on it directly
-    (``list.__setitem__(events, ...)``) goes unnoticed; don't.
+    list to the ``Session`` it returns, instead of copying the whole history per read: a
+    whole-session read plus one append at 5,000 events costs 133k instructions lending, 237k
+    copying (callgrind, 40 reads), the copy alone a sixth of a plain turn's ~590k. Taking it
+    back is safe only when nobody else holds it (:meth:`held_elsewhere`) and the borrower
+    only appended to it: this class notes any other change (``changed``). A change made by
+    calling ``list``'s own methods on it directly (``list.__setitem__(events, ...)``) goes
+    unnoticed; don't.
     """
 
     changed = False

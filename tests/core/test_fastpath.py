@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import eventide
-from eventide._fastpath import LentList, field_storage, hidden_value, set_hidden
+from eventide._fastpath import LentList, hidden_value, set_hidden
 from eventide.errors import ModelError
 from eventide.events import Event
 from eventide.models.llm_response import LlmResponse
@@ -110,16 +110,13 @@ def test_lent_list_notes_every_change_but_appending() -> None:
     assert items == [1, 2] and not items.changed
 
 
-def test_field_storage_writes_fields_without_pydantic() -> None:
-    """Issue 32, field_storage's rule: a write of a set field's value is what an assignment
-    gives, as the session's commit record shows."""
+def test_a_commit_record_sets_the_session_copy_fields() -> None:
+    """Issue 32: recording a commit (plain assignments now) updates the copy's fields."""
     session = Session(id="s", app_name="a", user_id="u", events=[], last_update_time=1.0)
     event = Event(author="user", invocation_id="i", timestamp=5.0)
     session.record_commit(event, 7)
     assert (session.events, session.last_update_time, session.log_position) == ([event], 5.0, 7)
     assert session.model_dump()["last_update_time"] == 5.0
-    field_storage(session)["last_update_time"] = 6.0
-    assert session.last_update_time == 6.0
 
 
 def test_a_hidden_value_is_no_field() -> None:
