@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test lint typecheck unit bench bench-server bench-peers adk-conformance clean
+.PHONY: install demo test lint typecheck unit bench bench-server bench-peers bench-workflow adk-conformance clean
 
 # llama.cpp's server for the real-model tests (the local-llm extra) builds from source: only
 # the libraries the Python server loads (6 min on 2 cores, measured at light load).
@@ -89,6 +89,14 @@ adk-conformance: $(STAMP)
 PEERS_VENVS ?= .venv-peers
 bench-peers: $(STAMP)
 	$(BIN)/python benchmarks/bench_peers.py --setup --venvs $(PEERS_VENVS) $(BENCH_ARGS)
+
+## Graph workflows (100-node chain, 1,000-node fan-out/join, 3-agent pipeline) on Eventide,
+## google-adk 2.13's Workflow (.venv-adk) and LangGraph's StateGraph (PEERS_VENVS/langgraph),
+## per node and peak memory per node, plus Eventide's resume of a crashed 1,000-node chain.
+bench-workflow: $(STAMP)
+	adk_python=$$($(BIN)/python -c "from tests.adk_env import adk_python; print(adk_python())") && \
+	$(BIN)/python -c 'from pathlib import Path; from benchmarks.bench_peers import setup; setup(Path("$(PEERS_VENVS)"))' && \
+	EVENTIDE_ADK_PYTHON=$$adk_python $(BIN)/python benchmarks/bench_workflow.py --venvs $(PEERS_VENVS) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -76,6 +76,21 @@ MODULE_TABLE: dict[str, tuple[str, ...]] = {
     "google.adk.sessions.sqlite_session_service": ("eventide.sessions.sql_session_service",),
     "google.adk.plugins.logging_plugin": ("eventide.plugins.logging_plugin",),
     "google.adk.memory.memory_entry": ("eventide.memory.base_memory_service",),
+    # The graph workflow: ADK's private modules hold the names its own tests import.
+    "google.adk.events": ("eventide.events", "eventide.workflow.request_input"),
+    "google.adk.events.request_input": ("eventide.workflow.request_input",),
+    "google.adk.workflow._workflow": ("eventide.workflow.workflow",),
+    "google.adk.workflow._base_node": ("eventide.workflow.base_node",),
+    "google.adk.workflow._function_node": ("eventide.workflow.function_node",),
+    "google.adk.workflow._join_node": ("eventide.workflow.join_node",),
+    "google.adk.workflow._node": ("eventide.workflow.node",),
+    "google.adk.workflow._graph": ("eventide.workflow.graph",),
+    "google.adk.workflow._retry_config": ("eventide.workflow.retry_config",),
+    "google.adk.workflow._errors": ("eventide.errors",),
+    "google.adk.workflow._tool_node": ("eventide.workflow.tool_node",),
+    "google.adk.tools._node_tool": ("eventide.workflow.node_tool",),
+    "google.adk.workflow.utils._workflow_graph_utils": ("eventide.workflow.node_builder",),
+    "google.adk.workflow.utils._workflow_hitl_utils": ("eventide.workflow.request_input",),
 }
 
 # google-adk names Eventide spells differently (the same renames `eventide migrate` applies).
@@ -88,6 +103,10 @@ RENAMED_NAMES: dict[str, str] = {
 # backport of contextlib.aclosing, which its shared test helpers import.
 INTERNAL_RENAMES: dict[str, dict[str, str]] = {
     "google.adk.utils.context_utils": {"Aclosing": "contextlib:aclosing"},
+    "google.adk.workflow._parallel_worker": {
+        "_ParallelWorker": "eventide.workflow.parallel_worker:ParallelWorker"
+    },
+    "google.adk.workflow._tool_node": {"_ToolNode": "eventide.workflow.tool_node:ToolNode"},
 }
 
 # First component after google.adk that makes a module an ADK internal.

@@ -23,7 +23,13 @@ from eventide.agents.sequential_agent import SequentialAgent
 from eventide.apps.app import App, ResumabilityConfig
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
-from eventide.contexts import CallbackContext, InvocationContext, ReadonlyContext, ToolContext
+from eventide.contexts import (
+    CallbackContext,
+    Context,
+    InvocationContext,
+    ReadonlyContext,
+    ToolContext,
+)
 from eventide.events import Event, EventActions, ToolConfirmation
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
@@ -89,6 +95,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers (imported on first 
         StreamableHTTPConnectionParams,
     )
     from eventide.tools.third_party_tools import CrewaiTool, LangchainTool
+    from eventide.workflow import Workflow
 
 __version__ = "0.1.0"
 
@@ -132,6 +139,7 @@ _LAZY: dict[str, str] = {
     "TracingPlugin": "eventide.plugins.tracing_plugin",
     "UrlContextTool": "eventide.tools.gemini_tools",
     "VertexAiSearchTool": "eventide.tools.gemini_tools",
+    "Workflow": "eventide.workflow",
     "google_search": "eventide.tools.gemini_tools",
     "url_context": "eventide.tools.gemini_tools",
 }
@@ -160,6 +168,7 @@ __all__ = [
     "BuiltInPlanner",
     "CallbackContext",
     "Claude",
+    "Context",
     "ContextLimit",
     "CrewaiTool",
     "DatabaseSessionService",
@@ -212,6 +221,7 @@ __all__ = [
     "TracingPlugin",
     "UrlContextTool",
     "VertexAiSearchTool",
+    "Workflow",
     "exit_loop",
     "google_search",
     "load_artifacts",

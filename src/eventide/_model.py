@@ -108,6 +108,7 @@ DATA_FIELDS = frozenset(
         "agent_state",
         "payload",
         "grounding_metadata",
+        "output",
     }
 )
 

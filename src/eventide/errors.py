@@ -19,6 +19,9 @@
     │   ├── AppLoadError                    an agent app that cannot be found or imported
     │   ├── AppNotFoundError (LookupError)  the server serves no app by that name
     │   ├── ProtocolInputError              an AG-UI/OpenAI/A2A request its protocol refuses
+    │   ├── WorkflowConfigurationError      a workflow node or edge that cannot run as written
+    │   │   └── GraphValidationError         a graph with a cycle, a duplicate or unreachable node
+    │   ├── WorkflowDataError               a node's input or parameter missing or of a bad type
     │   └── evals: UnknownMetricError, UnknownEvalCaseError / UnknownEvalSetError /
     │       UnknownEvalResultError (LookupError), EvalSetExistsError, InvalidEvalFileError
     ├── ModelBehaviorError                  the model answered something unusable (bad JSON, schema)
@@ -32,8 +35,11 @@
     │   ├── CorruptRecordError              a stored record that no longer parses
     │   └── SchemaVersionError              the database's schema is newer than this code
     ├── ScriptExhaustedError (AssertionError) a test's scripted model ran out of responses
+    ├── NodeInterrupted                     a workflow node waits for the user (a signal the
+    │                                        workflow catches; it pauses the run)
     └── LimitExceededError                  a configured limit was reached
         ├── LlmCallsLimitExceededError      RunConfig.max_llm_calls
+        ├── NodeTimeoutError (TimeoutError)  a workflow node ran past its ``timeout``
         └── RecordTooLargeError             an event or state bigger than the store accepts
 
 Messages say what happened, name the bad value and say what to do; the facts are also
@@ -55,6 +61,7 @@ __all__ = [
     "EvalSetExistsError",
     "EventNotFoundError",
     "EventideError",
+    "GraphValidationError",
     "InputValidationError",
     "InvalidArtifactNameError",
     "InvalidEvalFileError",
@@ -66,6 +73,8 @@ __all__ = [
     "McpConnectionError",
     "ModelBehaviorError",
     "ModelError",
+    "NodeInterrupted",
+    "NodeTimeoutError",
     "ProtocolInputError",
     "RecordTooLargeError",
     "ResumeError",
@@ -81,6 +90,8 @@ __all__ = [
     "UnknownEvalSetError",
     "UnknownMetricError",
     "UsageError",
+    "WorkflowConfigurationError",
+    "WorkflowDataError",
 ]
 
 
@@ -417,3 +428,50 @@ class RecordTooLargeError(LimitExceededError):
         self.session_id = session_id
         self.size = size
         self.limit = limit
+
+
+class WorkflowConfigurationError(UsageError):
+    """A workflow node or edge that cannot run as written (google-adk's name)."""
+
+
+class GraphValidationError(WorkflowConfigurationError):
+    """A workflow graph that is not valid: an unconditional cycle, two nodes with one name,
+    a node unreachable from ``START``, a routed edge from ``START``."""
+
+
+class WorkflowDataError(UsageError):
+    """A node's input or one of its parameters is missing or fails its schema."""
+
+
+class NodeTimeoutError(LimitExceededError, TimeoutError):
+    """A workflow node ran longer than its ``timeout`` (it was cancelled).
+
+    Attributes:
+        node_name: the node.
+        timeout: its limit in seconds.
+    """
+
+    def __init__(self, node_name: str, timeout: float) -> None:
+        super().__init__(
+            f"Node {node_name!r} did not finish within its timeout of {timeout}s and was "
+            "cancelled. Raise the node's timeout= or give it a retry_config= to try again."
+        )
+        self.node_name = node_name
+        self.timeout = timeout
+
+
+class NodeInterrupted(EventideError):  # noqa: N818 - a signal, not a failure
+    """A workflow node (or a child it awaited with ``ctx.run_node``) waits for the user's
+    answer: the node stops where it is and the workflow pauses. Caught by the workflow;
+    code inside a node should let it pass.
+
+    Attributes:
+        interrupt_ids: the function call ids of the requests waiting for an answer.
+    """
+
+    def __init__(self, interrupt_ids: list[str]) -> None:
+        super().__init__(
+            f"Waiting for the user's answer to {interrupt_ids}: let this exception pass, "
+            "the workflow continues once the user answers."
+        )
+        self.interrupt_ids = interrupt_ids

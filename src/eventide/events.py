@@ -9,16 +9,26 @@ resumes; partial (streaming) events are forwarded and never committed.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import Field
 
 from eventide import types
 from eventide._ids import new_id
-from eventide._model import EventideModel
+from eventide._model import EventideModel, foreign_to_dict
 from eventide.models.llm_response import LlmResponse
 
-__all__ = ["Event", "EventActions", "EventCompaction", "ToolConfirmation"]
+__all__ = [
+    "Event",
+    "EventActions",
+    "EventCompaction",
+    "NodeInfo",
+    "RouteValue",
+    "ToolConfirmation",
+]
+
+RouteValue: TypeAlias = bool | int | str
+"""A value a workflow node emits to choose which of its outgoing edges to follow."""
 
 
 class ToolConfirmation(EventideModel):
@@ -59,6 +69,8 @@ class EventActions(EventideModel):
             invocation (its state and artifact deltas restore what they were then); the
             rewound invocations stay in the log but no longer reach the model.
         compaction: this event summarises older events for the model (they stay in the log).
+        route: the route(s) a workflow node chose: its outgoing edges tagged with one of
+            them are followed (see :mod:`eventide.workflow`).
     """
 
     skip_summarization: bool | None = None
@@ -72,6 +84,7 @@ class EventActions(EventideModel):
     agent_state: dict[str, Any] | None = None
     rewind_before_invocation_id: str | None = None
     compaction: EventCompaction | None = None
+    route: RouteValue | list[RouteValue] | None = None
 
     def merge(self, other: EventActions) -> None:
         """Fold ``other`` into this object (later values win), e.g. from parallel tool calls."""
@@ -89,6 +102,8 @@ class EventActions(EventideModel):
             self.end_of_agent = True
         if other.agent_state is not None:
             self.agent_state = other.agent_state
+        if other.route is not None:
+            self.route = other.route
 
     def is_empty(self) -> bool:
         """True when the actions request nothing."""
@@ -104,7 +119,48 @@ class EventActions(EventideModel):
             or self.agent_state is not None
             or self.rewind_before_invocation_id is not None
             or self.compaction is not None
+            or self.route is not None
         )
+
+
+class NodeInfo(EventideModel):
+    """Where in a workflow an event comes from (google-adk 2.x's ``node_info``).
+
+    Attributes:
+        path: the node's path of ``name@run`` segments from the outermost workflow down,
+            e.g. ``"wf@1/classify@1"`` for the first run of ``classify`` in the first run of
+            ``wf``. Empty for events made outside a workflow.
+        output_for: the node paths whose output this event's ``output`` is (a terminal
+            node's output is also its workflow's output).
+        message_as_output: the event's ``content`` is the node's output.
+    """
+
+    path: str = ""
+    output_for: list[str] | None = None
+    message_as_output: bool | None = None
+
+    @property
+    def name(self) -> str:
+        """The node's name: the last segment of ``path`` without its run id."""
+        return self.path.rsplit("/", 1)[-1].split("@", 1)[0]
+
+    @property
+    def run_id(self) -> str:
+        """The run id of the node (the part after ``@`` of the last segment), or ``""``."""
+        last = self.path.rsplit("/", 1)[-1]
+        return last.split("@", 1)[1] if "@" in last else ""
+
+    @property
+    def parent_run_id(self) -> str | None:
+        """The run id of the enclosing node, or None at the top."""
+        if "/" not in self.path:
+            return None
+        parent = self.path.rsplit("/", 1)[0].rsplit("/", 1)[-1]
+        return parent.split("@", 1)[1] if "@" in parent else ""
+
+
+# Keywords google-adk 2.x's Event accepts besides its fields, routed into them.
+_SHORTHANDS = frozenset({"message", "state", "route", "node_path"})
 
 
 class Event(LlmResponse):
@@ -115,17 +171,44 @@ class Event(LlmResponse):
     ``error_code``, ...) plus the runtime's own: ``author`` ('user' or an agent's name),
     ``invocation_id``, ``id`` (unique per event), ``timestamp`` (seconds since the epoch),
     ``branch`` (the path of agents in a parallel fan-out), ``actions`` and
-    ``long_running_tool_ids``.
+    ``long_running_tool_ids``; and google-adk 2.x's workflow fields: ``output`` (a node's
+    result, any JSON value) and ``node_info`` (which node made it).
+
+    google-adk 2.x's shorthands are accepted when constructing one: ``message=`` (text,
+    a ``Part`` or ``Content``) sets ``content``; ``state=`` sets ``actions.state_delta``;
+    ``route=`` sets ``actions.route``; ``node_path=`` sets ``node_info.path``. ``author``
+    may be left out inside a workflow, which fills it in, as google-adk does.
     """
 
     # --- runtime fields ---
-    author: str
+    author: str = ""
     invocation_id: str = ""
     id: str = Field(default_factory=new_id)
     timestamp: float = Field(default_factory=time.time)
     branch: str | None = None
     actions: EventActions = Field(default_factory=EventActions)
     long_running_tool_ids: set[str] | None = None
+    output: Any | None = None
+    node_info: NodeInfo = Field(default_factory=NodeInfo)
+
+    def __init__(self, /, **data: Any) -> None:
+        if not _SHORTHANDS.isdisjoint(data):
+            _expand_shorthands(data)
+        super().__init__(**data)
+
+    @property
+    def message(self) -> types.Content | None:
+        """google-adk 2.x's name for ``content`` (set it with text, a part or content)."""
+        return self.content
+
+    @message.setter
+    def message(self, value: Any) -> None:
+        self.content = None if value is None else _message_content(value)
+
+    @property
+    def node_name(self) -> str:
+        """The name of the workflow node that made the event (``""`` outside one)."""
+        return self.node_info.name
 
     def get_function_calls(self) -> list[types.FunctionCall]:
         """The function calls in this event's content, in order (empty when none)."""
@@ -176,3 +259,68 @@ class Event(LlmResponse):
     def new_id() -> str:
         """A new unique event id."""
         return new_id()
+
+
+def _expand_shorthands(data: dict[str, Any]) -> None:
+    """Route google-adk 2.x's constructor shorthands into the fields they stand for."""
+    message = data.pop("message", None)
+    if message is not None:
+        if data.get("content") is not None:
+            raise ValueError(
+                "'message' and 'content' are mutually exclusive: 'message' is google-adk's "
+                "shorthand for 'content', so pass one of them."
+            )
+        data["content"] = _message_content(message)
+    state = data.pop("state", None)
+    route = data.pop("route", None)
+    if state is not None or route is not None:
+        actions = data.get("actions")
+        if actions is None:
+            actions = EventActions()
+        elif isinstance(actions, dict):
+            actions = EventActions.model_validate(actions)
+        elif isinstance(actions, EventActions):
+            actions = actions.model_copy()
+        if isinstance(actions, EventActions):  # anything else: pydantic reports it
+            if state is not None:
+                actions.state_delta = dict(state)
+            if route is not None:
+                actions.route = route
+        data["actions"] = actions
+    node_path = data.pop("node_path", None)
+    if node_path is not None:
+        node_info = data.get("node_info")
+        if isinstance(node_info, NodeInfo):
+            node_info = node_info.model_copy(update={"path": node_path})
+        elif isinstance(node_info, dict):
+            given: dict[str, Any] = node_info  # pyright: ignore[reportUnknownVariableType]
+            node_info = {**given, "path": node_path}
+        else:
+            node_info = NodeInfo(path=node_path)
+        data["node_info"] = node_info
+
+
+def _message_content(message: Any) -> types.Content:
+    """``Event(message=...)`` as content: text, a ``Part``, a list of them, or ``Content``.
+
+    The role is ``user``, as google-adk gives such content (it is the workflow's own
+    message, not a model response)."""
+    if isinstance(message, list):
+        items: list[Any] = message  # pyright: ignore[reportUnknownVariableType]
+        parts = [types.Part(text=item) if isinstance(item, str) else _part(item) for item in items]
+        return types.Content(role="user", parts=parts)
+    if isinstance(message, types.Part) or _foreign(message, "Part"):
+        return types.Content(role="user", parts=[_part(message)])
+    return types.to_content(message)
+
+
+def _foreign(value: Any, name: str) -> bool:
+    """Whether ``value`` is google-genai's class ``name`` (accepted wherever Eventide's is)."""
+    kind: type = value.__class__
+    return kind.__name__ == name and kind.__module__.startswith("google.genai")
+
+
+def _part(item: Any) -> types.Part:
+    if isinstance(item, types.Part):
+        return item
+    return types.Part.model_validate(foreign_to_dict(item))

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "FINISH_TASK",
+    "FINISH_TASK_DONE",
     "REQUEST_CONFIRMATION_FUNCTION",
     "REQUEST_CREDENTIAL_FUNCTION",
     "SET_MODEL_RESPONSE",
@@ -23,6 +25,12 @@ TRANSFER_TO_AGENT: Final = "transfer_to_agent"
 
 SET_MODEL_RESPONSE: Final = "set_model_response"
 """The tool an agent with tools and an ``output_schema`` calls with its final answer."""
+
+FINISH_TASK: Final = "finish_task"
+"""The tool a ``mode="task"`` agent ends its task with (google-adk's Task API)."""
+
+FINISH_TASK_DONE: Final = "Task completed."
+"""The result of a ``finish_task`` call that ended the task (google-adk's text)."""
 
 REQUEST_CONFIRMATION_FUNCTION: Final = "eventide_request_confirmation"
 """The function call asking the user to confirm or decline a tool call."""

@@ -9,52 +9,42 @@ always resumes after its event is committed.
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import aclosing
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
-from eventide._ids import new_invocation_id
-from eventide._model import construct_trusted
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
+from eventide.cancellation import seal_aborted
 from eventide.contexts import InvocationContext
-from eventide.durable.log import ANSWERED, FINISHED, INVOCATION_KEY, STARTED
-from eventide.errors import RunnerClosedError, SessionNotFoundError, UsageError
-from eventide.events import Event, EventActions
+from eventide.errors import RunnerClosedError
+from eventide.events import Event
 from eventide.flows.contents import ContentsCache
+from eventide.invocation_start import RESUME, Turn, begin
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.plugins.plugin_manager import PluginManager
-from eventide.protocol import REQUEST_CREDENTIAL_FUNCTION, USER_AUTHOR
 from eventide.run_config import RunConfig
 from eventide.runner_debug import run_debug
+from eventide.runner_setup import runner_setup
+from eventide.runner_sync import SyncBridge
+from eventide.runtime.markers import FINISHED, INVOCATION_KEY, STARTED
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import Session
+from eventide.user_event import add_run_metadata
 
 if TYPE_CHECKING:
     from eventide.apps.prepare_ahead import ModelsPreparing
     from eventide.auth.credential_service import BaseCredentialService
     from eventide.history.compaction import EventsCompactionConfig
-    from eventide.models.base_llm import BaseLlm
 
 __all__ = ["InMemoryRunner", "Runner"]
-
-
-# The settings of invocations run without a RunConfig (shared: treat it as read-only).
-_DEFAULT_RUN_CONFIG = RunConfig()
-
-_NOT_RESUMABLE = (
-    "Resuming needs a resumable app: Runner(app=App(..., resumability_config="
-    "ResumabilityConfig(is_resumable=True)), ...)."
-)
 
 
 class Runner:
@@ -63,6 +53,7 @@ class Runner:
     Args:
         app_name: the app's name; sessions and state are scoped by it.
         agent: the root agent.
+        node: google-adk 2.x's name for ``agent`` when it is a ``Workflow``.
         app: an ``App`` instead of ``app_name`` and ``agent`` (its plugins run first).
         session_service: where sessions and events are stored.
         artifact_service: where artifacts are stored (optional).
@@ -85,6 +76,7 @@ class Runner:
         *,
         app_name: str | None = None,
         agent: BaseAgent | None = None,
+        node: BaseAgent | None = None,
         app: App | None = None,
         session_service: BaseSessionService,
         artifact_service: BaseArtifactService | None = None,
@@ -95,60 +87,33 @@ class Runner:
         add_sessions_to_memory: bool = False,
         events_compaction_config: EventsCompactionConfig | None = None,
     ) -> None:
-        compaction = events_compaction_config
-        if app is not None:
-            compaction = compaction or app.events_compaction_config
-            if agent is not None:
-                raise UsageError(
-                    "Only one of app, agent, or node may be provided. Pass either app=App(...) "
-                    "or agent=, not both."
-                )
-            # An explicit app_name wins over the app's, as in google-adk.
-            app_name, agent = app_name or app.name, app.root_agent
-            plugins = [*app.plugins, *(plugins or ())]
-            add_sessions_to_memory = add_sessions_to_memory or app.add_sessions_to_memory
-            resumability = app.resumability_config
-            resumable = resumability is not None and resumability.is_resumable
-        else:
-            resumability = None
-            resumable = False
-        if agent is None:
-            raise UsageError(
-                "One of app, agent, or node must be provided: Runner needs app=App(...), or "
-                "app_name= and agent=."
-            )
-        if app_name is None:
-            raise UsageError(
-                "app_name is required when agent is provided: Runner(app_name=..., agent=...)."
-            )
-        if not isinstance(agent, BaseAgent):
-            raise UsageError(
-                f"Runner(agent=...) needs a BaseAgent (e.g. LlmAgent); got {type(agent).__name__}."
-            )
-        if add_sessions_to_memory and memory_service is None:
-            raise UsageError("add_sessions_to_memory=True needs a memory_service.")
-        self.app_name = app_name
-        self.agent = agent
+        setup = runner_setup(
+            app_name=app_name,
+            agent=agent,
+            node=node,
+            app=app,
+            plugins=plugins,
+            add_sessions_to_memory=add_sessions_to_memory,
+            memory_service=memory_service,
+            events_compaction_config=events_compaction_config,
+        )
+        self.app_name = setup.app_name
+        self.agent = setup.agent
         self.session_service = session_service
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.credential_service = credential_service
-        self.plugin_manager = PluginManager(plugins or ())
+        self.plugin_manager = PluginManager(setup.plugins)
         # Runtime state, not configuration: the conversations built so far, per session,
         # branch and agent, so a long session costs only its new events per model call.
         self._contents_cache = ContentsCache()
         self.auto_create_session = auto_create_session
-        self.add_sessions_to_memory = add_sessions_to_memory
-        self.resumable = resumable
-        self.resumability_config = resumability
-        self._compactor = None
-        if compaction is not None:
-            from eventide.history.compaction import Compactor
-
-            self._compactor = Compactor(compaction, default_llm=lambda: _root_model(agent))
+        self.add_sessions_to_memory = setup.add_sessions_to_memory
+        self.resumable = setup.resumable
+        self.resumability_config = setup.resumability
+        self._compactor = setup.compactor
         self._closed = False
-        self._sync_loop: asyncio.AbstractEventLoop | None = None
-        self._worker: _WorkerLoop | None = None
+        self._sync = SyncBridge()
 
     def run_async(
         self,
@@ -160,6 +125,8 @@ class Runner:
         run_config: RunConfig | None = None,
         invocation_id: str | None = None,
         resume_unfinished: bool = False,
+        abort_signal: asyncio.Event | None = None,
+        session: Session | None = None,
     ) -> AsyncGenerator[Event, None]:
         """Run one invocation and yield its events as they are committed.
 
@@ -179,118 +146,33 @@ class Runner:
             resume_unfinished: in a resumable app, first continue the session's latest
                 invocation if it did not finish (its events are yielded too), then run the
                 new message.
+            abort_signal: set it (from any task) to abort the invocation at its next step;
+                what was committed stays, and the events that record the abort are
+                committed and yielded (see :mod:`eventide.cancellation`).
+            session: the session named by ``user_id`` and ``session_id``, as the caller has
+                just read it from this Runner's session service: the invocation runs on it
+                instead of reading it again (a protocol adapter reads it first to map its
+                request). An Eventide extension.
 
         Raises:
             SessionNotFoundError: the session does not exist.
             RunnerClosedError: the runner was closed.
             ResumeError: an invocation to resume cannot be resumed (the message says why).
+            UsageError: ``session`` is not the session named.
         """
         # The generator returned is the driver itself (one layer less per event and per
         # invocation); nothing runs, and nothing is raised, until it is iterated.
-        if self.resumable:
-            return self._run_resumable(
-                user_id,
-                session_id,
-                new_message,
-                state_delta,
-                run_config,
-                invocation_id,
-                resume_unfinished,
-            )
-        return self._drive(
-            partial(
-                self._start,
-                user_id,
-                session_id,
-                new_message,
-                state_delta,
-                run_config,
-                invocation_id,
-                resume_unfinished,
-            )
-        )
-
-    async def _start(
-        self,
-        user_id: str,
-        session_id: str,
-        new_message: types.Content | str | None,
-        state_delta: dict[str, Any] | None,
-        run_config: RunConfig | None,
-        invocation_id: str | None,
-        resume_unfinished: bool,
-    ) -> tuple[InvocationContext, bool]:
-        """A new invocation of a Runner that is not resumable, the user's message committed."""
-        self._check_open()
-        if resume_unfinished:
-            raise UsageError(_NOT_RESUMABLE)
-        session = await self._load_session(user_id, session_id)
-        return await self._fresh(session, new_message, state_delta, run_config, invocation_id)
-
-    async def _run_resumable(
-        self,
-        user_id: str,
-        session_id: str,
-        new_message: types.Content | str | None,
-        state_delta: dict[str, Any] | None,
-        run_config: RunConfig | None,
-        invocation_id: str | None,
-        resume_unfinished: bool,
-    ) -> AsyncGenerator[Event, None]:
-        """``run_async`` in a resumable app: continue an unfinished invocation when asked."""
-        from eventide.durable import paused_invocation, unfinished_invocation
-
-        self._check_open()
-        session = await self._load_session(user_id, session_id)
-        if new_message is not None:
-            paused = paused_invocation(session, _answer_ids(types.to_content(new_message)))
-            if paused is not None:
-                # The message answers the calls the latest invocation paused for: it goes
-                # on in that invocation, from its log (as google-adk's resumable apps do).
-                answer = partial(
-                    self._answer_start, session, paused, new_message, state_delta, run_config
-                )
-                async with aclosing(self._drive(answer)) as answered:
-                    async for event in answered:
-                        yield event
-                return
-        resume_id: str | None = None
-        if invocation_id is not None and new_message is None and not state_delta:
-            if any(e.invocation_id == invocation_id for e in session.events):
-                resume_id = invocation_id
-        elif resume_unfinished:
-            resume_id = unfinished_invocation(session)
-        if resume_id is not None:
-            resume = partial(self._resume_start, session, resume_id, run_config)
-            async with aclosing(self._drive(resume)) as resumed:
-                async for event in resumed:
-                    yield event
-            if invocation_id == resume_id:
-                return
-            invocation_id = None
-        fresh = partial(self._fresh, session, new_message, state_delta, run_config, invocation_id)
-        async with aclosing(self._drive(fresh)) as events:
-            async for event in events:
-                yield event
-
-    async def _fresh(
-        self,
-        session: Session,
-        new_message: types.Content | str | None,
-        state_delta: dict[str, Any] | None,
-        run_config: RunConfig | None,
-        invocation_id: str | None,
-    ) -> tuple[InvocationContext, bool]:
-        ctx = self._new_context(invocation_id or new_invocation_id(), session, run_config)
-        if new_message is not None or state_delta:
-            await self._append_user_event(ctx, new_message, state_delta)
-        return ctx, False
+        turn = Turn(user_id, session_id, new_message, state_delta, run_config, invocation_id)
+        turn.resume_unfinished = resume_unfinished
+        turn.abort_signal = abort_signal
+        turn.session = session
+        return self._drive(turn)
 
     def _check_open(self) -> None:
         if self._closed:
             raise RunnerClosedError("This Runner was closed; create a new one to run again.")
 
-    async def resume_async(
+    def resume_async(
         self,
         *,
         user_id: str,
@@ -318,82 +200,22 @@ class Runner:
             ResumeError: the invocation finished, paused for the user, is not the latest,
                 was not run resumably, or names agents no longer in the tree.
         """
+        return self._drive(
+            Turn(user_id, session_id, None, None, run_config, invocation_id, mode=RESUME)
+        )
+
+    async def _drive(self, turn: Turn) -> AsyncGenerator[Event, None]:
+        """Run the invocation ``turn`` starts or continues, committing each event before the
+        agent resumes; then the turn that follows it, if any."""
         self._check_open()
-        if not self.resumable:
-            raise UsageError(_NOT_RESUMABLE)
-        session = await self.session_service.get_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id
-        )
-        if session is None:
-            raise SessionNotFoundError(
-                app_name=self.app_name, user_id=user_id, session_id=session_id
-            )
-        resume = partial(self._resume_start, session, invocation_id, run_config)
-        async with aclosing(self._drive(resume)) as events:
-            async for event in events:
-                yield event
-
-    async def _answer_start(
-        self,
-        session: Session,
-        paused: tuple[str, str | None],
-        new_message: types.Content | str,
-        state_delta: dict[str, Any] | None,
-        run_config: RunConfig | None,
-    ) -> tuple[InvocationContext, bool]:
-        """Commit the answer to a paused invocation in it (on the branch of the calls it
-        answers, so parallel siblings do not see it); the context that continues it."""
-        invocation_id, branch = paused
-        ctx = self._new_context(invocation_id, session, run_config)
-        await self._append_user_event(ctx, new_message, state_delta, mark=ANSWERED, branch=branch)
-        return await self._resume_start(session, invocation_id, run_config)
-
-    async def _resume_start(
-        self, session: Session, invocation_id: str | None, run_config: RunConfig | None
-    ) -> tuple[InvocationContext, bool]:
-        """The context that continues ``invocation_id``; whether an agent resumes in it."""
-        from eventide.durable import plan_resume
-
-        plan = plan_resume(self.agent, session, invocation_id)
-        ctx = self._new_context(plan.invocation_id, session, run_config)
-        ctx.user_content = plan.user_content
-        if plan.start_agent is not None:
-            ctx.agent = plan.start_agent
-            ctx.resume = plan.scope
-        return ctx, plan.start_agent is not None
-
-    def _new_context(
-        self, invocation_id: str, session: Session, run_config: RunConfig | None
-    ) -> InvocationContext:
-        ctx = InvocationContext(
-            invocation_id=invocation_id,
-            agent=self.agent,
-            session=session,
-            session_service=self.session_service,
-            artifact_service=self.artifact_service,
-            memory_service=self.memory_service,
-            credential_service=self.credential_service,
-            plugin_manager=self.plugin_manager,
-            run_config=run_config or _DEFAULT_RUN_CONFIG,
-            contents_cache=self._contents_cache,
-        )
-        if self.resumable:
-            ctx.resumable = True
-        return ctx
-
-    async def _drive(
-        self, start: Callable[[], Awaitable[tuple[InvocationContext, bool]]]
-    ) -> AsyncGenerator[Event, None]:
-        """Run the invocation ``start`` sets up, committing each event before the agent
-        resumes.
-
-        ``start`` gives the context and whether it resumes: then ``ctx.agent`` and
-        ``ctx.resume`` say where to continue; otherwise the agent for the turn is picked now.
-        """
-        ctx, resumed = await start()
+        start = await begin(self, turn)
+        ctx, resumed, then = start.ctx, start.resumed, start.then
+        abort = ctx.abort_state
+        if turn.abort_signal is not None:
+            abort.attach(turn.abort_signal)
         plugins = self.plugin_manager
         session = ctx.session
-        # A resumable invocation's first committed event says so (see eventide.durable.log).
+        # A resumable invocation's first committed event says so (see eventide.runtime.markers).
         mark_start = self.resumable and not resumed and not _has_events_of(session, ctx)
         early = (
             await plugins.before_run_callback(invocation_context=ctx)
@@ -412,16 +234,18 @@ class Runner:
             yield event
         else:
             if not resumed:
-                ctx.agent = self._agent_for_turn(ctx)
+                # The agent that answers the turn: see eventide.agents.routing.
+                ctx.agent = agent_for_turn(self.agent, ctx)
             has_on_event = plugins.overrides(BasePlugin.on_event_callback)
             commit = self.session_service.append_event
             metadata = ctx.run_config.custom_metadata
             # try/finally rather than ``aclosing``: the same closing, without its two frames.
             events = ctx.agent.run_async(ctx)
+            sealed: list[Event] = []
             try:
                 async for event in events:
                     if metadata:
-                        _add_run_metadata(event, metadata)
+                        add_run_metadata(event, metadata)
                     if not event.partial:
                         if not event.invocation_id:
                             # Straight into the field: pydantic's __setattr__ costs microseconds.
@@ -442,18 +266,35 @@ class Runner:
                         if replaced is not None:
                             event = replaced
                     yield event
+                    if abort.is_set:
+                        break
             finally:
                 await events.aclose()
+                if abort.is_set:  # committed even when the caller's task is being cancelled
+                    sealed = await seal_aborted(
+                        abort,
+                        self.session_service,
+                        session,
+                        invocation_id=ctx.invocation_id,
+                        root_agent=self.agent.name,
+                        branch=ctx.branch,
+                    )
+            for event in sealed:
+                yield event
         if plugins.overrides(BasePlugin.after_run_callback):
             await plugins.after_run_callback(invocation_context=ctx)
         # An invocation paused for the user is not compacted yet: a summary would hide the
         # calls the user's answer responds to, and the model would get orphan responses.
-        if self._compactor is not None and not ctx.end_invocation:
+        if self._compactor is not None and not ctx.end_invocation and not abort.is_set:
             compacted = await self._compactor.after_invocation(self.session_service, session)
             if compacted is not None:
                 yield compacted
         if self.add_sessions_to_memory and self.memory_service is not None:
             await self.memory_service.add_session_to_memory(session)
+        if then is not None:
+            async with aclosing(self._drive(then)) as following:
+                async for event in following:
+                    yield event
 
     async def rewind_async(
         self, *, user_id: str, session_id: str, rewind_before_invocation_id: str
@@ -523,20 +364,10 @@ class Runner:
         Breaking out of the loop early cancels the invocation cleanly.
 
         It runs the invocation on a private event loop kept by this Runner (so services that
-        hold connections keep working across calls). Called where an event loop is already
-        running (a notebook cell, an async test), it runs that private loop on a worker
-        thread and blocks until each event is committed, as google-adk does; there,
-        ``async for event in runner.run_async(...)`` is the better choice.
+        hold connections keep working across calls); inside a running event loop, on a
+        worker thread (see :mod:`eventide.runner_sync`): there, ``async for event in
+        runner.run_async(...)`` is the better choice.
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            loop = self._sync_loop
-            if loop is None or loop.is_closed():
-                loop = self._sync_loop = asyncio.new_event_loop()
-            step: Callable[[Awaitable[Any]], Any] = loop.run_until_complete
-        else:
-            step = self._worker_loop().run
         events = self.run_async(
             user_id=user_id,
             session_id=session_id,
@@ -544,24 +375,7 @@ class Runner:
             state_delta=state_delta,
             run_config=run_config,
         )
-        try:
-            while True:
-                try:
-                    event = step(anext(events))
-                except StopAsyncIteration:
-                    return
-                yield event
-        finally:
-            step(events.aclose())
-            # Let finalizers of generators the caller's code left open run now, on this
-            # loop, rather than be destroyed pending.
-            step(asyncio.sleep(0))
-
-    def _worker_loop(self) -> _WorkerLoop:
-        worker = self._worker
-        if worker is None or worker.closed:
-            worker = self._worker = _WorkerLoop()
-        return worker
+        return self._sync.iterate(events)
 
     async def run_debug(
         self,
@@ -615,21 +429,11 @@ class Runner:
                     await closer()
             await self.plugin_manager.close()
         finally:
-            worker = self._worker
-            if worker is not None:
-                self._worker = None
-                worker.stop()
+            self._sync.stop_worker()
 
     def close_sync(self) -> None:
         """Close the runner from synchronous code (after using :meth:`run`)."""
-        loop = self._sync_loop
-        if loop is None or loop.is_closed():
-            asyncio.run(self.close())
-            return
-        loop.run_until_complete(self.close())
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
-        loop.close()
+        self._sync.close(self.close)
 
     async def __aenter__(self) -> Runner:
         return self
@@ -637,162 +441,15 @@ class Runner:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    # --- steps of run_async ---
-    async def _load_session(self, user_id: str, session_id: str) -> Session:
-        session = await self.session_service.get_session(
-            app_name=self.app_name, user_id=user_id, session_id=session_id
-        )
-        if session is None:
-            if not self.auto_create_session:
-                raise SessionNotFoundError(
-                    app_name=self.app_name, user_id=user_id, session_id=session_id
-                )
-            session = await self.session_service.create_session(
-                app_name=self.app_name, user_id=user_id, session_id=session_id
-            )
-        return session
-
-    async def _append_user_event(
-        self,
-        ctx: InvocationContext,
-        new_message: types.Content | str | None,
-        state_delta: dict[str, Any] | None,
-        *,
-        mark: str = STARTED,
-        branch: str | None = None,
-    ) -> None:
-        content = None
-        if new_message is not None:
-            content = types.to_content(new_message)
-            if content.role is None:
-                content = content.model_copy(update={"role": "user"})
-            plugins = self.plugin_manager
-            # Hooks that are off cost a check, not an awaited coroutine.
-            if plugins.overrides(BasePlugin.on_user_message_callback):
-                replaced = await plugins.on_user_message_callback(
-                    invocation_context=ctx, user_message=content
-                )
-                if replaced is not None:
-                    content = types.to_content(replaced)
-            if _answers_credential_request(content):
-                content = await _store_credentials(ctx, content)
-            ctx.user_content = content
-        # Every value is already of its field's type (the content was validated by
-        # to_content): taken as it is.
-        event = construct_trusted(
-            Event,
-            {
-                "invocation_id": ctx.invocation_id,
-                "author": USER_AUTHOR,
-                "branch": branch,
-                "content": content,
-                "actions": EventActions(state_delta=dict(state_delta))
-                if state_delta
-                else EventActions(),
-            },
-        )
-        if ctx.run_config.custom_metadata:
-            _add_run_metadata(event, ctx.run_config.custom_metadata)
-        if self.resumable:
-            event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: mark}
-        if state_delta:
-            ctx.hold_temp_state(event.actions.state_delta)
-        await self.session_service.append_event(ctx.session, event)
-
-    def _agent_for_turn(self, ctx: InvocationContext) -> BaseAgent:
-        """The agent that answers this turn.
-
-        A function response from the user (resuming a long-running tool or answering a
-        confirmation) goes to the agent that made the call; otherwise the last agent that
-        answered keeps the conversation if it may transfer back up to the root
-        (``LlmAgent`` routing), else the root agent answers.
-        """
-        return agent_for_turn(self.agent, ctx)
-
-
-def _answers_credential_request(content: types.Content) -> bool:
-    """Whether the user's message answers a credential request (see _store_credentials)."""
-    for part in content.parts or ():
-        answer = part.function_response
-        if answer is not None and answer.name == REQUEST_CREDENTIAL_FUNCTION:
-            return True
-    return False
-
-
-async def _store_credentials(ctx: InvocationContext, content: types.Content) -> types.Content:
-    """Store credentials the user's message answers requests with, and keep them out of the log.
-
-    The answer to an ``eventide_request_credential`` call carries a secret (an API key, a
-    token, an OAuth2 code). It goes to the credential service now; the event committed to
-    the session keeps only a note that the credential arrived. Called only for a message
-    that does answer one (:func:`_answers_credential_request`).
-    """
-    parts = content.parts or []
-    from eventide.auth import store_auth_response
-
-    redacted: list[types.Part] = []
-    for part in parts:
-        answer = part.function_response
-        if answer is not None and answer.name == REQUEST_CREDENTIAL_FUNCTION:
-            await store_auth_response(ctx, response=answer.response or {})
-            part = types.Part(
-                function_response=types.FunctionResponse(
-                    id=answer.id,
-                    name=answer.name,
-                    response={"status": "credential stored; not kept in the session log"},
-                )
-            )
-        redacted.append(part)
-    return types.Content(role=content.role, parts=redacted)
-
-
-def _add_run_metadata(event: Event, metadata: dict[str, Any]) -> None:
-    """Put ``RunConfig.custom_metadata`` on ``event`` (its own entries win on a clash)."""
-    own = event.custom_metadata
-    event.custom_metadata = {**metadata, **own} if own else dict(metadata)
-
-
-class _WorkerLoop:
-    """An event loop on its own thread, for ``Runner.run()`` called inside a running loop."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.closed = False
-        self._thread = threading.Thread(
-            target=self.loop.run_forever, name="eventide-runner-run", daemon=True
-        )
-        self._thread.start()
-
-    def run(self, awaitable: Awaitable[Any]) -> Any:
-        """Run ``awaitable`` on the worker loop and wait for its result."""
-
-        async def wrapper() -> Any:
-            return await awaitable
-
-        return asyncio.run_coroutine_threadsafe(wrapper(), self.loop).result()
-
-    def stop(self) -> None:
-        """Stop the loop and its thread."""
-        if self.closed:
-            return
-        self.closed = True
-        self.run(self.loop.shutdown_asyncgens())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join()
-        self.loop.close()
+    @property
+    def contents_cache(self) -> ContentsCache:
+        """The conversations built so far, per session, branch and agent (runtime state,
+        not configuration): a long session costs only its new events per model call."""
+        return self._contents_cache
 
 
 def _mark_started(event: Event) -> None:
     event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: STARTED}
-
-
-def _answer_ids(content: types.Content) -> set[str]:
-    """The ids of the function responses in a message (answers to paused calls)."""
-    return {
-        p.function_response.id
-        for p in content.parts or []
-        if p.function_response is not None and p.function_response.id
-    }
 
 
 def _has_events_of(session: Session, ctx: InvocationContext) -> bool:
@@ -818,15 +475,3 @@ class InMemoryRunner(Runner):
             memory_service=InMemoryMemoryService(),
             plugins=plugins,
         )
-
-
-def _root_model(root: BaseAgent) -> BaseLlm:
-    """The model of the default compaction summarizer: the root agent's."""
-    from eventide.agents.llm_agent import LlmAgent
-
-    if not isinstance(root, LlmAgent):
-        raise UsageError(
-            f"Event compaction needs a summarizer: the root agent {root.name!r} is not an "
-            "LlmAgent, so pass EventsCompactionConfig(summarizer=LlmEventSummarizer(llm=...))."
-        )
-    return root.canonical_model

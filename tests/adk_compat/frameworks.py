@@ -38,16 +38,26 @@ _NAMES = [
     "InMemoryMemoryService", "InMemoryRunner", "InMemorySessionService", "InvocationContext",
     "LlmAgent", "LlmRequest", "LlmResponse", "LongRunningFunctionTool", "LoopAgent",
     "PlanReActPlanner", "PluginManager", "ReadonlyContext", "ResumabilityConfig", "RunConfig",
-    "Runner", "SequentialAgent", "ToolContext", "exit_loop", "google_search", "types",
+    "Runner", "SequentialAgent", "SetModelResponseTool", "ToolContext", "exit_loop",
+    "google_search", "types",
     "url_context",
 ]  # fmt: skip
 
 
-def eventide_framework() -> Framework:
-    """Eventide, through its top-level package."""
-    import eventide
+# The names Eventide keeps outside its top-level package.
+_EVENTIDE_HOMES = {"SetModelResponseTool": "eventide.tools.set_model_response_tool"}
 
-    ns = {name: getattr(eventide, name) for name in _NAMES}
+
+def eventide_framework() -> Framework:
+    """Eventide, through its top-level package (and the homes of the few names it keeps
+    elsewhere)."""
+
+    import importlib
+
+    ns = {
+        name: getattr(importlib.import_module(_EVENTIDE_HOMES.get(name, "eventide")), name)
+        for name in _NAMES
+    }
     return Framework(
         name="eventide",
         ns=ns,
@@ -78,6 +88,7 @@ _ADK_MODULES = {
     ],
     "google.adk.tools.base_toolset": ["BaseToolset"],
     "google.adk.tools.google_search_tool": ["GoogleSearchTool"],
+    "google.adk.tools.set_model_response_tool": ["SetModelResponseTool"],
     "google.genai": ["types"],
 }  # fmt: skip
 

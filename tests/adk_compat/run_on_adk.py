@@ -23,7 +23,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from tests.adk_compat import parity_scenarios  # noqa: F401 - registers its scenarios
+from tests.adk_compat import (
+    parity_scenarios,  # noqa: F401 - registers its scenarios
+    phase2_scenarios,  # noqa: F401 - registers its scenarios
+)
 from tests.adk_compat.example_apps import TURNS, play, replay_model
 from tests.adk_compat.frameworks import Framework, adk_framework
 from tests.adk_compat.scenarios import run_all

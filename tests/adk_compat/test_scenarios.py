@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.adk_compat import parity_scenarios  # noqa: F401 - registers its scenarios
+from tests.adk_compat import (
+    parity_scenarios,  # noqa: F401 - registers its scenarios
+    phase2_scenarios,  # noqa: F401 - registers its scenarios
+)
 from tests.adk_compat.frameworks import Framework, eventide_framework
 from tests.adk_compat.scenarios import SCENARIOS, Scenario
 

@@ -62,10 +62,12 @@ class MemoryServiceContract:
     """What every ``BaseMemoryService`` must do."""
 
     async def test_search_finds_remembered_events(self, memory_service: BaseMemoryService) -> None:
-        """An indexed event comes back whole: content, author, session and time."""
-        await memory_service.add_session_to_memory(
-            session("s1", "I booked a flight to Lisbon", "Your hotel in Porto is confirmed")
+        """An indexed event comes back whole: content, author, session, time, and its id
+        (google-adk 2.x's MemoryEntry.id, what delete_memory takes)."""
+        remembered = session(
+            "s1", "I booked a flight to Lisbon", "Your hotel in Porto is confirmed"
         )
+        await memory_service.add_session_to_memory(remembered)
         response = await memory_service.search_memory(app_name=APP, user_id=USER, query="Lisbon")
         assert response.memories == [
             MemoryEntry(
@@ -75,6 +77,7 @@ class MemoryServiceContract:
                 author="user",
                 session_id="s1",
                 timestamp=datetime.fromtimestamp(1_700_000_000.0, UTC).isoformat(),
+                id=remembered.events[0].id,
             )
         ]
         assert await texts_for(memory_service, "hotel") == ["Your hotel in Porto is confirmed"]
@@ -238,3 +241,42 @@ class MemoryServiceContract:
         filters and SQL never raise: the query's words are matched, nothing else."""
         await memory_service.add_session_to_memory(session("s1", "Lisbon itinerary", *FILLER))
         assert await texts_for(memory_service, query) == ["Lisbon itinerary"]
+
+    # --- google-adk 2.x's direct memory writes (issue 34) ---
+    async def test_add_memory_then_delete_memory_by_its_id(
+        self, memory_service: BaseMemoryService
+    ) -> None:
+        """add_memory stores entries as given (found by their words, with their id, author
+        and time); delete_memory forgets one by id and leaves the others."""
+        kept = MemoryEntry(
+            id="m-kept",
+            author="notes",
+            timestamp="2026-01-31T12:00:00+00:00",
+            content=types.Content(parts=[types.Part(text="prefers the window seat")]),
+        )
+        dropped = MemoryEntry(content=types.Content(parts=[types.Part(text="window cleaning")]))
+        await memory_service.add_memory(app_name=APP, user_id=USER, memories=[kept, dropped])
+        found = (
+            await memory_service.search_memory(app_name=APP, user_id=USER, query="window")
+        ).memories
+        assert sorted(m.content.text or "" for m in found) == [
+            "prefers the window seat",
+            "window cleaning",
+        ]
+        first = next(m for m in found if m.id == "m-kept")
+        assert (first.author, first.timestamp) == ("notes", "2026-01-31T12:00:00+00:00")
+        other = next(m for m in found if m.id != "m-kept")
+        assert other.id  # a new id was given
+        await memory_service.delete_memory(app_name=APP, user_id=USER, memory_id=other.id)
+        assert await texts_for(memory_service, "window") == ["prefers the window seat"]
+        await memory_service.delete_memory(app_name="other", user_id=USER, memory_id="m-kept")
+        assert await texts_for(memory_service, "window") == ["prefers the window seat"]
+
+    async def test_add_memory_refuses_an_entry_without_text(
+        self, memory_service: BaseMemoryService
+    ) -> None:
+        from eventide.errors import UsageError
+
+        empty = MemoryEntry(content=types.Content(parts=[]))
+        with pytest.raises(UsageError, match="needs text"):
+            await memory_service.add_memory(app_name=APP, user_id=USER, memories=[empty])

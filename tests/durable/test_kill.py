@@ -34,7 +34,7 @@ def _worker(
 ) -> subprocess.Popen[str]:
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
         "DURABLE_LEDGER": str(ledger),
         "DURABLE_KILL_AT": kill_at or "",
         "DURABLE_SIGNAL": str(db.with_suffix(".signal")),

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 def _worker(step: str, db: Path, ledger: Path, kill_at: str | None = None) -> subprocess.Popen[str]:
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
         "DURABLE_LEDGER": str(ledger),
         "DURABLE_KILL_AT": kill_at or "",
         "DURABLE_SIGNAL": str(db.with_suffix(".signal")),

@@ -130,13 +130,17 @@ def test_run_sse_failure_ends_with_an_error_frame(client: httpx.Client) -> None:
         assert response.status_code == 200
         frames = list(sse_events(response))
     assert frames[0]["content"]["parts"][0]["text"] == "working on it"
-    assert frames[1:] == [
-        {
-            "error": "the warehouse API is down",
-            "errorCode": "RuntimeError",
-            "errorMessage": "the warehouse API is down",
-        }
-    ]
+    # google-adk 2.13's api_server frame (error, error_details) plus ADK's UI fields.
+    [error] = frames[1:]
+    details = error.pop("error_details")
+    assert error == {
+        "error": "RuntimeError: the warehouse API is down",
+        "errorCode": "RuntimeError",
+        "errorMessage": "the warehouse API is down",
+    }
+    assert details["error_type"] == "RuntimeError"
+    assert details["error_message"] == "the warehouse API is down"
+    assert isinstance(details["timestamp"], float)
     stored = client.get(f"/apps/failing/users/{user}/sessions/{sid}").json()["events"]
     assert [e["id"] for e in stored[1:]] == [frames[0]["id"]]
 

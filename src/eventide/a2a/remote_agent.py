@@ -96,7 +96,8 @@ class RemoteA2aAgent(BaseAgent):
 
     resumes_from_log: ClassVar[bool] = True
     """In a resumable app, an invocation paused on this agent goes on by running it again:
-    it reads the remote task to continue from its own events (see ``durable.agents``)."""
+    it reads the remote task to continue from its own events (see
+    ``BaseAgent._resume_async_impl``)."""
 
     agent_card: Any
     timeout: float = DEFAULT_TIMEOUT

@@ -30,11 +30,11 @@ from typing import Any
 
 from eventide import types
 from eventide.a2a.task_ids import ERROR_KEY, STATE_KEY, TASK_KEY
-from eventide.durable.log import ENDED, INVOCATION_KEY
 from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
 from eventide.run_config import RunConfig
 from eventide.runner import Runner
+from eventide.runtime.markers import ENDED, INVOCATION_KEY
 from eventide.sessions.session import Session
 
 __all__ = ["RunEnd", "TaskRun", "TaskRuns"]

@@ -12,11 +12,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eventide import types
 from eventide._callbacks import first_result, own_chain
+from eventide.agents.resumable_run import run_resumably
 from eventide.contexts import CallbackContext, InvocationContext
-from eventide.errors import AgentTreeError, EventideError, UsageError
+from eventide.errors import AgentTreeError, EventideError, ResumeError, UsageError
 from eventide.events import Event
 from eventide.plugins.base_plugin import AFTER_AGENT, BEFORE_AGENT, BasePlugin
 from eventide.protocol import USER_AUTHOR
+from eventide.runtime.replay import AgentProgress, ResumeScope
 
 __all__ = ["AgentCallback", "BaseAgent"]
 
@@ -149,8 +151,6 @@ class BaseAgent(BaseModel):
         """
         ctx = parent_context.for_agent(self)
         if ctx.resumable:
-            from eventide.durable.agents import run_resumably
-
             # The agent the Runner started for the turn (a fan-out's branch context also
             # names its agent, but is on a branch).
             top = parent_context.agent is self and parent_context.branch is None
@@ -191,6 +191,56 @@ class BaseAgent(BaseModel):
         )
         yield  # pragma: no cover - makes this an async generator
 
+    def _continuation(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]:
+        """The agent's logic from where ``progress`` (read from ``scope``, the committed log)
+        says it was: its class's ``_resume_async_impl`` when that was written for its
+        ``_run_async_impl``, else BaseAgent's rule for agents whose position is their own.
+
+        A subclass that overrides ``_run_async_impl`` of a class that resumes (e.g. of
+        ``SequentialAgent``) gets BaseAgent's rule unless it overrides
+        ``_resume_async_impl`` as well: the parent's continuation knows the parent's
+        logic, not the subclass's.
+        """
+        cls = type(self)
+        resume_owner = _owner(cls, "_resume_async_impl")
+        if resume_owner is not BaseAgent and issubclass(
+            resume_owner, _owner(cls, "_run_async_impl")
+        ):
+            return self._resume_async_impl(ctx, scope, progress)
+        return BaseAgent._resume_async_impl(self, ctx, scope, progress)
+
+    def _resume_async_impl(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]:
+        """Continue the agent's own logic in a resumed invocation, where ``progress`` (read
+        from ``scope``) says it had started and not ended. Override it together with
+        ``_run_async_impl`` (a workflow agent continues the child that was in flight, an
+        ``LlmAgent`` its model/tool loop).
+
+        This default is for an agent whose position the log does not hold: it runs again
+        when it had committed nothing but markers, or when it reads its position from the
+        session itself (``resumes_from_log = True``, as ``RemoteA2aAgent`` does); otherwise
+        resuming it raises ``ResumeError`` rather than repeat what it already committed.
+        """
+        if not progress.committed_output or getattr(self, "resumes_from_log", False) is True:
+            return self._run_async_impl(ctx)
+        name = type(self).__name__
+        raise ResumeError(
+            f"Agent {self.name!r} ({name}) had started when invocation {ctx.invocation_id} "
+            f"stopped, and its position cannot be read from the log: {name} overrides "
+            "_run_async_impl without _resume_async_impl(ctx, scope, progress). Override that "
+            "too (or set resumes_from_log = True on an agent that reads its position from "
+            "the session), or start a new turn (the committed events stay in the session).",
+            invocation_id=ctx.invocation_id,
+        )
+
+    def _is_last_answer(self, ctx: InvocationContext, event: Event) -> bool:
+        """Whether ``event`` is an answer after which the agent runs nothing more, so it may
+        carry the agent's end marker itself (committed a moment later, when the body ends)."""
+        return False
+
     async def _before_agent(self, ctx: InvocationContext) -> tuple[Event | None, bool]:
         callback_context = CallbackContext(ctx)
         chain = ctx.plugin_manager.chain(BEFORE_AGENT)
@@ -223,6 +273,11 @@ class BaseAgent(BaseModel):
             content=content,
             actions=callback_context.actions,
         )
+
+
+def _owner(cls: type[BaseAgent], method: str) -> type:
+    """The class of ``cls``'s MRO that defines ``method``."""
+    return next(klass for klass in cls.__mro__ if method in vars(klass))
 
 
 def _warn_duplicate_names(root: BaseAgent) -> None:

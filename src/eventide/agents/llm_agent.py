@@ -12,17 +12,20 @@ from eventide import types
 from eventide._callbacks import NO_HOOKS, HookChains, own_chain
 from eventide.agents.adk_options import check_gemini_features
 from eventide.agents.base_agent import BaseAgent
+from eventide.agents.task_mode import AgentMode, LlmAgentMode, is_delegated, mode_tools
 from eventide.code_executors import BaseCodeExecutor
 from eventide.contexts import InvocationContext, ReadonlyContext
 from eventide.errors import ConfigurationError
 from eventide.events import Event
 from eventide.flows.llm_flow import run_llm_flow
+from eventide.flows.llm_resume import ends_the_loop, resume_llm_agent
 from eventide.flows.resolved_agent import ResolvedAgent, TransferTarget
 from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
 from eventide.models.registry import LLMRegistry
 from eventide.planners import BasePlanner
 from eventide.plugins.base_plugin import LLM_HOOKS
+from eventide.runtime.replay import AgentProgress, ResumeScope
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.base_toolset import BaseToolset
 from eventide.tools.function_tool import FunctionTool
@@ -31,6 +34,7 @@ __all__ = ["Agent", "InstructionProvider", "LlmAgent", "ToolUnion"]
 
 InstructionProvider = Callable[[ReadonlyContext], str | Awaitable[str]]
 ToolUnion = Callable[..., Any] | BaseTool | BaseToolset
+StaticInstruction = str | types.Content | types.Part | list[str | types.Part]
 _Callbacks = Callable[..., Any] | list[Callable[..., Any]]
 
 
@@ -46,7 +50,8 @@ class LlmAgent(BaseAgent):
             an artifact's text. A callable receives a ``ReadonlyContext`` and returns the
             text (no placeholders are filled in it).
         global_instruction: instructions for every agent of the tree (read from the root).
-        static_instruction: instructions that never change (a string or ``Content``). When
+        static_instruction: instructions that never change (a string, a ``Content``, a
+            ``Part``, or a list of strings and parts, as google-adk takes them). When
             set, it alone is the system instruction, verbatim (no placeholders), so
             providers can cache it; ``instruction`` and ``global_instruction`` then go into
             the conversation just before the user's latest message (as in google-adk).
@@ -55,10 +60,16 @@ class LlmAgent(BaseAgent):
         include_contents: 'default' sends the conversation history; 'none' only the
             current turn.
         input_schema: the arguments' model when the agent is used as a tool.
-        output_schema: the final answer must be JSON matching this model.
+        output_schema: the final answer must be JSON matching this pydantic model, or
+            another type pydantic checks (``list[Item]``, ``dict[str, int]``).
         output_key: store the final answer's text (or validated JSON) in this state key.
         disallow_transfer_to_parent: the model may not hand the conversation back up.
         disallow_transfer_to_peers: the model may not hand it to sibling agents.
+        mode: google-adk 2.x's Task API: ``"chat"`` (the default), ``"task"`` (works with
+            the user until it calls ``finish_task`` with its output) or ``"single_turn"``
+            (one job, without the user). Task and single-turn sub-agents are offered to a
+            chat parent as tools, not as transfer targets (see
+            :mod:`eventide.agents.task_mode`).
         planner: a ``BuiltInPlanner`` (the model's thinking, with its ``thinking_config``)
             or a ``PlanReActPlanner`` (plan, act, reason, answer).
         code_executor: ``BuiltInCodeExecutor()`` switches on Gemini's code execution.
@@ -85,15 +96,16 @@ class LlmAgent(BaseAgent):
     model: str | BaseLlm = ""
     instruction: str | InstructionProvider = ""
     global_instruction: str | InstructionProvider = ""
-    static_instruction: str | types.Content | None = None
+    static_instruction: StaticInstruction | None = None
     tools: list[ToolUnion] = Field(default_factory=list, repr=False)
     generate_content_config: types.GenerateContentConfig | None = None
     include_contents: Literal["default", "none"] = "default"
     input_schema: type[BaseModel] | None = None
-    output_schema: type[BaseModel] | None = None
+    output_schema: Any = None
     output_key: str | None = None
     disallow_transfer_to_parent: bool = False
     disallow_transfer_to_peers: bool = False
+    mode: LlmAgentMode | None = None
     planner: BasePlanner | None = Field(default=None, repr=False)
     code_executor: BaseCodeExecutor | None = Field(default=None, repr=False)
     context_limit: ContextLimit | None = None
@@ -180,6 +192,10 @@ class LlmAgent(BaseAgent):
                     f"Agent {self.name!r}: tools must be functions, BaseTool or BaseToolset "
                     f"instances; got {type(tool).__name__}."
                 )
+        if self.mode is not None or self.sub_agents:
+            private = self.__pydantic_private__
+            assert private is not None
+            resolved.extend(mode_tools(self, private["_tool_cache"]))
         return resolved
 
     async def canonical_instruction(self, context: ReadonlyContext) -> tuple[str, bool]:
@@ -205,13 +221,17 @@ class LlmAgent(BaseAgent):
         ``disallow_transfer_to_peers``. Transfers up and sideways are offered only under an
         ``LlmAgent`` parent: a workflow parent (sequential, parallel, loop) decides the order
         itself."""
-        targets: list[BaseAgent] = list(self.sub_agents)
+        targets: list[BaseAgent] = [sub for sub in self.sub_agents if not is_delegated(sub)]
         parent = self.parent_agent
         if isinstance(parent, LlmAgent):
             if not self.disallow_transfer_to_parent:
                 targets.append(parent)
             if not self.disallow_transfer_to_peers:
-                targets.extend(peer for peer in parent.sub_agents if peer is not self)
+                targets.extend(
+                    peer
+                    for peer in parent.sub_agents
+                    if peer is not self and not is_delegated(peer)
+                )
         return targets
 
     # --- running ---
@@ -226,6 +246,7 @@ class LlmAgent(BaseAgent):
         root = self.root_agent
         parent = self.parent_agent
         targets = self.transfer_targets()
+        task = self.mode == AgentMode.TASK
         hooks = NO_HOOKS
         if plugins.has_model_or_tool_hooks or _has_own_hooks(self):
             # Built only when some hook exists: a plain agent's record keeps NO_HOOKS.
@@ -243,9 +264,12 @@ class LlmAgent(BaseAgent):
             include_contents=self.include_contents,
             global_instruction=root.global_instruction if isinstance(root, LlmAgent) else "",
             instruction=self.instruction,
-            tools=tuple(await self.canonical_tools(ReadonlyContext(ctx))) if self.tools else (),
-            output_schema=self.output_schema,
-            output_key=self.output_key,
+            tools=tuple(await self.canonical_tools(ReadonlyContext(ctx)))
+            if self.tools or self.mode is not None or self.sub_agents
+            else (),
+            # A task agent's output is its finish_task call's arguments (Task API).
+            output_schema=None if task else self.output_schema,
+            output_key=None if task else self.output_key,
             transfer_targets=tuple(TransferTarget(t.name, t.description) for t in targets)
             if targets
             else (),
@@ -268,6 +292,17 @@ class LlmAgent(BaseAgent):
         # The flow's generator itself (not a wrapper around it): one layer less per event.
         return run_llm_flow(self.resolve(ctx), ctx)
 
+    def _resume_async_impl(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]:
+        # The model/tool loop goes on after its last committed event (eventide.flows.llm_resume).
+        return resume_llm_agent(
+            lambda: self.resolve(ctx), ctx, scope, progress, run_agent=self._run_agent_named
+        )
+
+    def _is_last_answer(self, ctx: InvocationContext, event: Event) -> bool:
+        return ends_the_loop(event, self.name, ctx.branch)
+
     async def close(self) -> None:
         """Close the agent's toolsets, and the model client it created from a model name.
 
@@ -287,9 +322,14 @@ class LlmAgent(BaseAgent):
 Agent = LlmAgent
 
 
-def _static_text(instruction: str | types.Content | None) -> str | None:
+def _static_text(instruction: StaticInstruction | None) -> str | None:
+    """The text of a static instruction (a list's pieces one per line)."""
     if instruction is None or isinstance(instruction, str):
         return instruction
+    if isinstance(instruction, list):
+        return "\n".join(
+            piece if isinstance(piece, str) else piece.text or "" for piece in instruction
+        )
     return instruction.text or ""
 
 

@@ -10,10 +10,18 @@ from eventide.agents.base_agent import BaseAgent
 from eventide.contexts import InvocationContext
 from eventide.errors import UsageError
 from eventide.events import Event
+from eventide.runtime.replay import (
+    AgentProgress,
+    Continuation,
+    ResumeScope,
+    continuation,
+    step_marker,
+)
 
 __all__ = ["LoopAgent", "escalation_reaches"]
 
 DEFAULT_MAX_ITERATIONS = 10
+_FROM_START = Continuation()
 
 
 class LoopAgent(BaseAgent):
@@ -32,6 +40,10 @@ class LoopAgent(BaseAgent):
     loop, and the outer loop goes on with its next sub-agent. An escalation in a branch of a
     ``ParallelAgent`` (not consumed by a loop inside that branch) ends the fan-out and the
     loop around it.
+
+    In a resumable invocation it commits ``agent_state = {"current_sub_agent": name,
+    "times_looped": n}`` before each step; resumed, it continues the step in flight of the
+    round in flight (or ends, when an escalation that ends it was committed) and goes on.
     """
 
     max_iterations: int | None = DEFAULT_MAX_ITERATIONS
@@ -47,22 +59,51 @@ class LoopAgent(BaseAgent):
             )
         super().__init__(**data)
 
-    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        return self._rounds(ctx, _FROM_START)
+
+    def _resume_async_impl(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]:
+        names = [sub_agent.name for sub_agent in self.sub_agents]
+        where = continuation(
+            self.name,
+            names,
+            scope,
+            progress,
+            branch=ctx.branch,
+            invocation_id=ctx.invocation_id,
+            ends_on=lambda author: escalation_reaches(self, author),
+        )
+        return self._rounds(ctx, where)
+
+    async def _rounds(
+        self, ctx: InvocationContext, where: Continuation
+    ) -> AsyncGenerator[Event, None]:
         if not self.sub_agents:
             # Nothing could ever escalate: an unbounded loop would spin forever.
             return
-        iteration = 0
-        while self.max_iterations is None or iteration < self.max_iterations:
-            iteration += 1
-            for sub_agent in self.sub_agents:
-                escalated = False
+        limit = self.max_iterations
+        times_looped = int(where.state.get("times_looped", 0))
+        start, scope, escalated = where.start, where.scope, where.escalated
+        while limit is None or times_looped < limit:
+            for index in range(start, len(self.sub_agents)):
+                sub_agent = self.sub_agents[index]
+                if scope is not None:
+                    ctx.resume, scope = scope, None  # the step in flight continues
+                elif ctx.resumable:
+                    state = {"current_sub_agent": sub_agent.name, "times_looped": times_looped}
+                    yield step_marker(self.name, ctx, state)
                 async with aclosing(sub_agent.run_async(ctx)) as events:
                     async for event in events:
                         yield event
                         if event.actions.escalate and escalation_reaches(self, event.author):
                             escalated = True
+                ctx.resume = None
                 if escalated or ctx.end_invocation:
                     return
+            start = 0
+            times_looped += 1
 
 
 def escalation_reaches(container: BaseAgent, author: str) -> bool:

@@ -10,6 +10,7 @@ from eventide.agents.base_agent import BaseAgent
 from eventide.agents.loop_agent import escalation_reaches
 from eventide.contexts import InvocationContext
 from eventide.events import Event
+from eventide.runtime.replay import AgentProgress, ResumeScope, continuation, step_marker
 
 __all__ = ["ParallelAgent"]
 
@@ -34,9 +35,42 @@ class ParallelAgent(BaseAgent):
       they are cancelled at their next await; events they had not yet handed over are
       dropped, never half-written. An escalation that a ``LoopAgent`` inside the branch
       consumed (its ``exit_loop``) ends only that loop, not the fan-out.
+    - In a resumable invocation it commits ``agent_state = {}`` before it fans out; resumed,
+      each branch continues from its own events (one that ended is skipped).
     """
 
-    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        # The fan-out's generator itself unless a marker goes first: one layer less per event.
+        return self._marked_fan_out(ctx) if ctx.resumable else self._fan_out(ctx)
+
+    def _resume_async_impl(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]:
+        where = continuation(
+            self.name,
+            [sub_agent.name for sub_agent in self.sub_agents],
+            scope,
+            progress,
+            branch=ctx.branch,
+            invocation_id=ctx.invocation_id,
+            ends_on=lambda author: escalation_reaches(self, author),
+        )
+        if where.scope is None:  # it had not fanned out yet
+            return self._run_async_impl(ctx)
+        if where.escalated:  # a committed escalation ended the fan-out
+            return _nothing()
+        # Every branch's copy of the context inherits the scope; each resumes from its own
+        # events (a branch that ended is skipped, one that had not started runs).
+        ctx.resume = where.scope
+        return self._fan_out(ctx)
+
+    async def _marked_fan_out(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        yield step_marker(self.name, ctx, {})
+        async with aclosing(self._fan_out(ctx)) as events:
+            async for event in events:
+                yield event
+
+    async def _fan_out(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         if not self.sub_agents:
             return
         queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | _BranchDone] = asyncio.Queue()
@@ -50,6 +84,7 @@ class ParallelAgent(BaseAgent):
             )
             for sub_agent in self.sub_agents
         ]
+        ctx.resume = None  # each branch took its copy
         running = len(tasks)
         try:
             while running:
@@ -114,3 +149,8 @@ class ParallelAgent(BaseAgent):
             await queue.put(_BranchDone(error))
             return
         await queue.put(_BranchDone(None))
+
+
+async def _nothing() -> AsyncGenerator[Event, None]:
+    return
+    yield  # pragma: no cover - makes this an async generator

@@ -5,13 +5,16 @@ When a user message starts an invocation, the Runner picks the agent to run, in 
 1. **A function response from the user** (the result of a long-running tool, the answer to a
    confirmation or credential request) goes to the agent that made the matching call, found
    by the call's id in the session's events.
-2. **Sticky routing.** Otherwise the agent that answered last (the author of the latest event
+2. **A task waiting for the user** (google-adk 2.x's Task API): when the latest agent event
+   is a delegated task agent's question, the agent that delegated the task answers; its
+   flow continues the task (see :mod:`eventide.flows.task_delegation`).
+3. **Sticky routing.** Otherwise the agent that answered last (the author of the latest event
    not written by the user) keeps the conversation, *if it can find its way back*: it is the
    root itself, or every agent on the path from it up to the root is an ``LlmAgent`` that
    may transfer to its parent (``disallow_transfer_to_parent`` is False and the parent is an
    ``LlmAgent``). So after triage hands the user to ``billing``, the user's next message
    goes straight to ``billing``, which can still transfer back to triage or to a peer.
-3. **The root agent** answers in every other case: nothing answered yet; the last author is
+4. **The root agent** answers in every other case: nothing answered yet; the last author is
    no longer in the tree (it is skipped and the search goes on to the event before); or the
    last author cannot transfer back (a step of a workflow, a branch of a fan-out, an agent
    with ``disallow_transfer_to_parent``). Only the latest known author is considered: an
@@ -24,6 +27,7 @@ from __future__ import annotations
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.llm_agent import LlmAgent
 from eventide.contexts import InvocationContext
+from eventide.flows.task_delegation import delegating_agent
 from eventide.protocol import USER_AUTHOR
 
 __all__ = ["agent_for_turn"]
@@ -54,6 +58,12 @@ def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
                         found = root.find_agent(event.author)
                         if found is not None:
                             return found
+    # A task agent asked the user something: the agent that delegated the task continues it.
+    delegating = delegating_agent(events)
+    if delegating is not None:
+        found = root.find_agent(delegating)
+        if found is not None:
+            return found
     # Otherwise the last agent that answered keeps the conversation, if it is transferable.
     # Turns a rewind took back do not count (see eventide.history.rewind).
     rewound: set[int] = set()

@@ -10,12 +10,14 @@ from urllib.parse import quote
 from pydantic import BaseModel, Field
 
 from eventide import types
-from eventide.errors import InvalidArtifactNameError
+from eventide._model import snake_case_keys
+from eventide.errors import InvalidArtifactNameError, UsageError
 
 __all__ = [
     "TOMBSTONE_MIME_TYPE",
     "ArtifactVersion",
     "BaseArtifactService",
+    "ensure_part",
     "is_tombstone",
     "is_user_scoped",
     "tombstone",
@@ -179,6 +181,24 @@ class BaseArtifactService(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources."""
+
+
+def ensure_part(artifact: types.Part | dict[str, Any]) -> types.Part:
+    """``artifact`` as a ``Part``: a ``Part`` as it is, a dict (JSON of a part, in
+    camelCase or snake_case, as front ends send artifacts) validated into one.
+
+    Raises:
+        UsageError: the dict holds no part field (nothing would be saved).
+    """
+    if isinstance(artifact, types.Part):
+        return artifact
+    part = types.Part.model_validate(snake_case_keys(artifact))
+    if not part.model_dump(exclude_none=True):
+        raise UsageError(
+            f"An artifact must be a Part, or a dict of a part's fields (text, inline_data, "
+            f"file_data, ...); got a dict with keys {sorted(artifact)}."
+        )
+    return part
 
 
 def tombstone() -> types.Part:

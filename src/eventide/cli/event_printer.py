@@ -1,4 +1,5 @@
-"""Rendering a turn's events in the terminal: streamed text, compact tool and state lines."""
+"""Rendering a turn's events in the terminal: streamed text, compact tool and state lines,
+workflow node outputs, and the questions a workflow asks (``RequestInput``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from rich.text import Text
 
 from eventide.events import Event
 from eventide.protocol import TRANSFER_TO_AGENT
+from eventide.workflow import REQUEST_INPUT_FUNCTION
 
 __all__ = ["EventPrinter"]
 
@@ -23,19 +25,28 @@ class EventPrinter:
     line instead of printing the text again. Tool calls, tool results, transfers, state and
     artifact changes get one dim line each; error events one red line.
 
+    A workflow node's output gets a ``◆ path: output`` line; a request for input a ``?``
+    line with its question, and is kept in :attr:`questions` until answered.
+
     Attributes:
         had_error: an error event was printed since the last :meth:`start_turn`.
+        questions: (call id, question) of each request for input not answered yet.
     """
 
     def __init__(self, console: Console) -> None:
         self._console = console
         self._streaming: str | None = None  # the author whose text is being streamed
         self.had_error = False
+        self.questions: list[tuple[str, str]] = []
 
     def start_turn(self) -> None:
-        """Forget the previous turn's state."""
+        """Forget the previous turn's state (questions stay until answered)."""
         self._streaming = None
         self.had_error = False
+
+    def answered(self, call_id: str) -> None:
+        """The user answered the request ``call_id``."""
+        self.questions = [q for q in self.questions if q[0] != call_id]
 
     def finish_turn(self) -> None:
         """End a line left open by streamed text."""
@@ -62,11 +73,17 @@ class EventPrinter:
                 self._console.print(line)
         for part in parts:
             call = part.function_call
-            if call is not None and call.name != TRANSFER_TO_AGENT:
+            if call is not None and call.name == REQUEST_INPUT_FUNCTION and call.id:
+                question = str((call.args or {}).get("message") or "Your answer?")
+                self.questions.append((call.id, question))
+                self._note("?", question, "bold yellow")
+            elif call is not None and call.name != TRANSFER_TO_AGENT:
                 self._note("→", f"{call.name}({_format_args(call.args or {})})", "yellow")
             response = part.function_response
             if response is not None and response.name != TRANSFER_TO_AGENT:
                 self._note("←", f"{response.name}: {_short(response.response)}", "green")
+        if event.output is not None and event.node_info.path:
+            self._note("◆", f"{event.node_info.path}: {_short(event.output)}", "cyan")
         actions = event.actions
         if actions.transfer_to_agent:
             self._note("⇢", f"transfer to {actions.transfer_to_agent}", "magenta")

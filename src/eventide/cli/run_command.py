@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from eventide import types
 from eventide.apps.app import App
 from eventide.apps.demo_model import ModelSetup, prepare_models
 from eventide.apps.loader import load_app, resolve_app
@@ -23,6 +25,7 @@ from eventide.errors import EventideError, UsageError
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import Runner
+from eventide.workflow import REQUEST_INPUT_FUNCTION
 
 __all__ = [
     "EXIT_ERROR",
@@ -96,6 +99,19 @@ def run_app(options: RunOptions, console: Console, errors: Console) -> int:
         setup.restore()
         if provider is not None:
             provider.shutdown()
+
+
+def answer_message(call_id: str, text: str) -> types.Content:
+    """The user's answer to a workflow's request ``call_id``: the typed JSON value, or the
+    text itself when it is not JSON."""
+    try:
+        value: Any = json.loads(text)
+    except json.JSONDecodeError:
+        value = text
+    response = types.FunctionResponse(
+        id=call_id, name=REQUEST_INPUT_FUNCTION, response={"result": value}
+    )
+    return types.Content(role="user", parts=[types.Part(function_response=response)])
 
 
 def redact_password(url: str) -> str:
@@ -176,7 +192,7 @@ class _Chat:
             )
         )
 
-    async def turn(self, message: str) -> int:
+    async def turn(self, message: str | types.Content) -> int:
         """Run one turn; the exit code it deserves."""
         runner = self._runner
         assert runner is not None, "open() runs first"
@@ -263,8 +279,9 @@ class _Chat:
             # Imported for its effect: line editing and history for input().
             importlib.import_module("readline")
         while True:
+            prompt = f"{self._printer.questions[0][1]} › " if self._printer.questions else "you › "
             try:
-                line = input("you › ")
+                line = input(prompt)
             except EOFError:
                 self._console.print()
                 return EXIT_OK
@@ -276,6 +293,12 @@ class _Chat:
                 continue
             if message.lower() in _QUIT:
                 return EXIT_OK
+            if self._printer.questions:
+                # The workflow asked something: this line is the answer, not a new message.
+                call_id, _ = self._printer.questions[0]
+                self._printer.answered(call_id)
+                loop.run(self.turn(answer_message(call_id, message)))
+                continue
             try:
                 if not (message.startswith("/") and loop.run(self.command(message))):
                     loop.run(self.turn(message))

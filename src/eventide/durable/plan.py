@@ -6,19 +6,26 @@ from dataclasses import dataclass
 
 from eventide import types
 from eventide.agents.base_agent import BaseAgent
-from eventide.durable.log import (
+from eventide.errors import InvocationNotFoundError, ResumeError
+from eventide.runtime.markers import (
     ANSWERED,
     ENDED,
     FINISHED,
     STARTED,
-    ResumeScope,
     invocation_status,
     is_log_maintenance,
 )
-from eventide.errors import InvocationNotFoundError, ResumeError
+from eventide.runtime.replay import ResumeScope
 from eventide.sessions.session import Session
 
-__all__ = ["ResumePlan", "paused_invocation", "plan_resume", "unfinished_invocation"]
+__all__ = [
+    "Pickup",
+    "ResumePlan",
+    "paused_invocation",
+    "pickup",
+    "plan_resume",
+    "unfinished_invocation",
+]
 
 _RUNNING = (STARTED, ANSWERED)
 
@@ -39,6 +46,56 @@ class ResumePlan:
     scope: ResumeScope
     user_content: types.Content | None
     start_agent: BaseAgent | None
+
+
+@dataclass(slots=True, frozen=True)
+class Pickup:
+    """An unfinished invocation that a ``run_async`` call continues (a resumable app).
+
+    Attributes:
+        invocation_id: the invocation.
+        answers: the new message answers the calls it paused for: it is committed in it
+            (on ``branch``, the calls' branch) and the invocation goes on from its log.
+        then_new: after it, the new message runs in a new invocation (``resume_unfinished``).
+    """
+
+    invocation_id: str
+    answers: bool = False
+    branch: str | None = None
+    then_new: bool = False
+
+
+def pickup(
+    session: Session,
+    message: types.Content | str | None,
+    has_state_delta: bool,
+    invocation_id: str | None,
+    resume_unfinished: bool,
+) -> Pickup | None:
+    """The invocation a ``run_async`` call continues, if any: the paused one the message
+    answers; the one ``invocation_id`` names (with no message and no state); with
+    ``resume_unfinished``, the session's latest if it did not finish."""
+    if message is not None:
+        paused = paused_invocation(session, _answer_ids(types.to_content(message)))
+        if paused is not None:
+            return Pickup(paused[0], answers=True, branch=paused[1])
+    if invocation_id is not None and message is None and not has_state_delta:
+        if any(e.invocation_id == invocation_id for e in session.events):
+            return Pickup(invocation_id)
+    elif resume_unfinished:
+        unfinished = unfinished_invocation(session)
+        if unfinished is not None:
+            return Pickup(unfinished, then_new=unfinished != invocation_id)
+    return None
+
+
+def _answer_ids(content: types.Content) -> set[str]:
+    """The ids of the function responses in a message (answers to paused calls)."""
+    return {
+        p.function_response.id
+        for p in content.parts or []
+        if p.function_response is not None and p.function_response.id
+    }
 
 
 def plan_resume(root: BaseAgent, session: Session, invocation_id: str | None) -> ResumePlan:

@@ -25,6 +25,7 @@ from typing import Any
 
 from eventide import types
 from eventide.events import Event
+from eventide.flows.task_scope import task_scope
 from eventide.history.model_view import extend_view
 from eventide.models.llm_request import Conversation
 from eventide.protocol import SYNTHETIC_FUNCTIONS, USER_AUTHOR
@@ -287,8 +288,13 @@ def _on_branch(event_branch: str | None, branch: str | None) -> bool:
 
     An agent outside any fan-out (no branch) sees every branch's events: a step after a
     ``ParallelAgent`` gathers its branches' work. Inside a branch, only that branch and its
-    ancestors are visible.
+    ancestors are visible. A delegated task's scope is closed both ways (see
+    :mod:`eventide.flows.task_scope`).
     """
+    if not event_branch and not branch:
+        return True  # the common case: no fan-out, no delegated task
+    if task_scope(event_branch) != task_scope(branch):
+        return False  # a delegated task's events stay in its scope (flows/task_scope.py)
     if not event_branch or not branch or event_branch == branch:
         return True
     return branch.startswith(event_branch + ".")

@@ -26,9 +26,17 @@ from eventide.flows.recorded_calls import ToolResponses, run_calls_recorded
 from eventide.flows.request import build_request
 from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.resume import needs_resume, resume_paused_calls
+from eventide.flows.task_delegation import (
+    delegates,
+    finishes_task,
+    is_delegation,
+    pending_delegation,
+    run_delegation,
+)
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.output_schemas import is_model, parse_answer, schema_name
 from eventide.plugins.base_plugin import AFTER_MODEL, BEFORE_MODEL, ON_MODEL_ERROR
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.run_config import StreamingMode
@@ -64,7 +72,18 @@ async def run_llm_flow(
             yield event
         if ctx.end_invocation:
             return
+    if agent.tools and delegates(agent):
+        # A task this agent delegated waits for the user's reply: it goes on first.
+        pending = pending_delegation(ctx, agent.name)
+        if pending is not None:
+            async for event in run_delegation(agent, ctx, pending, start=False):
+                yield event
+            if ctx.end_invocation:
+                return
+    abort = ctx.abort_state
     while True:
+        if abort.is_set:  # aborted: no further model call (the Runner seals the invocation)
+            return
         # One step: a model call, then the tools it called. The model call is made here,
         # not in a generator of its own: one layer less for every event of the turn.
         step = FlowStep()
@@ -79,7 +98,7 @@ async def run_llm_flow(
                 final = event
             step.last = event
             yield event
-        if final is not None:
+        if final is not None and not abort.is_set:
             calls = final.get_function_calls()
             if calls:
                 async for event in _run_tools(agent, ctx, step, request, final, calls):
@@ -99,6 +118,12 @@ async def _run_tools(
     calls: list[types.FunctionCall],
 ) -> AsyncGenerator[Event, None]:
     """Run the calls of the model's event ``final``; what follows their answers."""
+    tools = request.tools_dict
+    delegated = [call for call in calls if is_delegation(call, tools)]
+    if delegated:
+        async for event in _delegate(agent, ctx, step, calls, delegated, tools):
+            yield event
+        return
     if ctx.resumable and len(calls) > 1:
         # Each call is committed as it finishes: a crash re-runs only the unfinished ones.
         responses = ToolResponses()
@@ -116,6 +141,26 @@ async def _run_tools(
     yield response_event
     async for event in after_tool_responses(agent, ctx, step, final, response_event, calls):
         yield event
+
+
+async def _delegate(
+    agent: ResolvedAgent,
+    ctx: InvocationContext,
+    step: FlowStep,
+    calls: list[types.FunctionCall],
+    delegated: list[types.FunctionCall],
+    tools: dict[str, Any],
+) -> AsyncGenerator[Event, None]:
+    """Run calls that delegate to task agents (after the model's other calls, if any)."""
+    others = [call for call in calls if call not in delegated]
+    if others:
+        yield await run_function_calls(agent, ctx, others, tools)
+    for call in delegated:
+        async for event in run_delegation(agent, ctx, call, start=True):
+            yield event
+        if ctx.end_invocation:  # the task agent waits for the user
+            step.done = True
+            return
 
 
 async def wait_for_answers(
@@ -141,7 +186,11 @@ async def after_tool_responses(
     response_event: Event,
     calls: list[types.FunctionCall],
 ) -> AsyncGenerator[Event, None]:
-    """After the tools answered: pause for the user, transfer, or a structured answer."""
+    """After the tools answered: pause for the user, transfer, a structured answer, or the
+    end of a task."""
+    if finishes_task(response_event):
+        step.done = True
+        return
     for pause_event in pause_requests(agent, ctx, response_event, calls):
         yield pause_event
         step.done = True
@@ -166,7 +215,7 @@ async def after_tool_responses(
         async for event in target_events:
             yield event
         return
-    answer = _structured_answer(response_event)
+    answer = _structured_answer(agent, response_event)
     if answer is not None:
         step.done = True
         yield _final_text_event(agent, ctx, answer)
@@ -308,31 +357,30 @@ def _finish_model_event(agent: ResolvedAgent, event: Event, request: LlmRequest)
     if agent.output_schema is not None:
         try:
             # None fields are left out, as google-adk stores them.
-            value = agent.output_schema.model_validate_json(text).model_dump(
-                mode="json", exclude_none=True
-            )
+            value = parse_answer(agent.output_schema, text)
         except pydantic.ValidationError as exc:
             event.error_code = "OUTPUT_SCHEMA_MISMATCH"
             event.error_message = (
                 f"Agent {agent.name!r}: the model's answer does not match output_schema "
-                f"{agent.output_schema.__name__}: {exc.errors(include_url=False)}"
+                f"{schema_name(agent.output_schema)}: {exc.errors(include_url=False)}"
             )
             return
     if agent.output_key:
         event.actions.state_delta[agent.output_key] = value
 
 
-def _structured_answer(response_event: Event) -> dict[str, Any] | None:
+def _structured_answer(agent: ResolvedAgent, response_event: Event) -> Any | None:
     for response in response_event.get_function_responses():
         if response.name == SET_MODEL_RESPONSE and response.response is not None:
             if "error" not in response.response:
-                return response.response
+                if is_model(agent.output_schema):
+                    return response.response
+                # Another schema's answer (a list, ...) came back as {"result": answer}.
+                return response.response.get("result", response.response)
     return None
 
 
-def _final_text_event(
-    agent: ResolvedAgent, ctx: InvocationContext, answer: dict[str, Any]
-) -> Event:
+def _final_text_event(agent: ResolvedAgent, ctx: InvocationContext, answer: Any) -> Event:
     text = json.dumps(answer)
     actions = EventActions()
     if agent.output_key:

@@ -3,7 +3,7 @@
 In a resumable invocation, a model response that asks for several tools runs them
 concurrently as usual, but each call that finishes is recorded at once: the generator yields
 a record event (no content; the call's state and artifact deltas as its actions, the rest in
-``custom_metadata["eventide_call"]``, see :mod:`eventide.durable.log`) and the Runner commits
+``custom_metadata["eventide_call"]``, see :mod:`eventide.runtime.markers`) and the Runner commits
 it while the siblings go on running. When every call has answered, the one response event
 (the same parts, in call order, as without records) follows, its actions without the deltas
 the records already committed. After a crash, resuming runs only the calls without a record:
@@ -22,10 +22,10 @@ from typing import Any, cast
 
 from eventide import types
 from eventide.contexts import InvocationContext
-from eventide.durable.log import CALL_KEY
 from eventide.events import Event, EventActions, ToolConfirmation
 from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.tool_dispatch import Outcome, response_event, run_one_call
+from eventide.runtime.markers import CALL_KEY
 from eventide.tools.base_tool import BaseTool
 
 __all__ = ["ToolResponses", "recorded_outcomes", "run_calls_recorded"]

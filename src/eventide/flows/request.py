@@ -14,6 +14,7 @@ from eventide.flows.instructions import fill_placeholders
 from eventide.flows.resolved_agent import Instruction, ResolvedAgent
 from eventide.flows.transfer import TransferToAgentTool, transfer_instruction
 from eventide.models.llm_request import LlmRequest
+from eventide.output_schemas import json_schema
 from eventide.plugins.base_plugin import BEFORE_MODEL, ON_MODEL_ERROR
 from eventide.protocol import SET_MODEL_RESPONSE
 from eventide.tools.base_tool import BaseTool
@@ -63,7 +64,7 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
                 "not write the answer as text."
             )
         else:
-            request.set_output_schema(agent.output_schema.model_json_schema())
+            request.set_output_schema(json_schema(agent.output_schema))
     request.append_instructions(instructions)
 
     request.contents = contents_for(agent, ctx)

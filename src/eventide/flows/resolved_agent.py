@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
-
-from pydantic import BaseModel
+from typing import Any, Literal
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS, HookChains
@@ -58,7 +56,8 @@ class ResolvedAgent:
         instruction: the agent's own instruction ('' when none).
         tools: the agent's tools, functions wrapped and toolsets expanded (each declares
             itself to the model by name; the request's ``tools_dict`` maps names back).
-        output_schema: the model the final answer must match, if any.
+        output_schema: the model (or other pydantic-checkable type) the final answer must
+            match, if any.
         output_key: the state key the final answer is stored under, if any.
         transfer_targets: the agents the model may transfer to (sub-agents, parent, peers).
         parent_name: the parent's name when the parent is one of the targets.
@@ -81,7 +80,7 @@ class ResolvedAgent:
     global_instruction: Instruction
     instruction: Instruction
     tools: tuple[BaseTool, ...]
-    output_schema: type[BaseModel] | None
+    output_schema: Any
     output_key: str | None
     transfer_targets: tuple[TransferTarget, ...]
     parent_name: str | None

@@ -8,11 +8,11 @@ from typing import Any
 from eventide import types
 from eventide._callbacks import first_result
 from eventide.contexts import InvocationContext, ToolContext
-from eventide.durable.log import WAITING_KEY
 from eventide.errors import ToolArgumentsError, ToolError
 from eventide.events import Event, EventActions, ToolConfirmation
 from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.plugins.base_plugin import AFTER_TOOL, BEFORE_TOOL, ON_TOOL_ERROR
+from eventide.runtime.markers import WAITING_KEY
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.function_tool import FunctionTool, wrap_result
 

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 
 from eventide import types
 from eventide._ids import new_invocation_id
-from eventide.durable.log import WARNING_KEY
 from eventide.errors import UsageError
 from eventide.events import Event, EventActions, EventCompaction
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
+from eventide.runtime.markers import WARNING_KEY
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.session import Session
 

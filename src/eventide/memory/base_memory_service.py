@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -19,9 +19,15 @@ __all__ = ["BaseMemoryService", "MemoryEntry", "SearchMemoryResponse"]
 
 
 class MemoryEntry(EventideModel):
-    """One remembered piece of a past conversation."""
+    """One remembered piece of a past conversation.
+
+    ``id`` names it for :meth:`BaseMemoryService.delete_memory` (a remembered event's id);
+    ``custom_metadata`` is what was given when it was added (google-adk's fields).
+    """
 
     content: types.Content
+    custom_metadata: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
     author: str | None = None
     timestamp: str | None = None
     session_id: str | None = None

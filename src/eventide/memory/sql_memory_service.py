@@ -28,7 +28,7 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -44,6 +44,7 @@ from eventide.memory.base_memory_service import (
     MemoryEntry,
     SearchMemoryResponse,
 )
+from eventide.memory.direct_entries import DIRECT_SESSION, entry_event
 from eventide.memory.sql_memory_schema import COMPONENT, MIGRATIONS
 from eventide.sessions.session import Session
 
@@ -68,6 +69,9 @@ _DELETE_EVENT = """DELETE FROM eventide_memory
 
 _DELETE_MEMORIES = "DELETE FROM eventide_memory WHERE app_name = ?1 AND user_id = ?2"
 
+_DELETE_ONE = """DELETE FROM eventide_memory
+    WHERE app_name = ?1 AND user_id = ?2 AND event_id = ?3"""
+
 # SQLite also stores the row's scope token (see _scope_token).
 _INSERT = """INSERT INTO eventide_memory
     (app_name, user_id, session_id, event_id, author, timestamp, content, text{scope})
@@ -79,7 +83,7 @@ _INSERT = """INSERT INTO eventide_memory
 _SQLITE_INSERT = _INSERT.format(scope=", scope", scope_value=", ?9")
 _POSTGRES_INSERT = _postgres(_INSERT.format(scope="", scope_value=""))
 
-_SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content
+_SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content, m.event_id
     FROM eventide_memory_fts JOIN eventide_memory AS m ON m.id = eventide_memory_fts.rowid
     WHERE eventide_memory_fts MATCH ?1 AND m.app_name = ?2 AND m.user_id = ?3
     ORDER BY bm25(eventide_memory_fts, 1.0, 0.0), m.timestamp DESC
@@ -122,7 +126,7 @@ _POSTGRES_SEARCH = _postgres("""WITH useful AS MATERIALIZED (
         ORDER BY score DESC
         LIMIT ?4
     )
-    SELECT m.session_id, m.author, m.timestamp, m.content
+    SELECT m.session_id, m.author, m.timestamp, m.content, m.event_id
     FROM scored AS s JOIN eventide_memory AS m ON m.id = s.id
     ORDER BY s.score DESC, m.timestamp DESC""")
 
@@ -266,8 +270,9 @@ class SqlMemoryService(BaseMemoryService):
                     author=author,
                     timestamp=datetime.fromtimestamp(timestamp, UTC).isoformat(),
                     session_id=session_id,
+                    id=event_id,
                 )
-                for session_id, author, timestamp, content in rows
+                for session_id, author, timestamp, content, event_id in rows
             ]
         )
 
@@ -290,6 +295,54 @@ class SqlMemoryService(BaseMemoryService):
 
         async def delete_postgres(conn: Any) -> None:
             await conn.execute(_postgres(statement), *args)
+
+        await self._on_postgres(delete_postgres)
+
+    async def add_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Remember these entries as they are (not from a session); an entry with the id of
+        one remembered before replaces it. ``custom_metadata`` is not stored by this
+        service (its table has no column for it yet)."""
+        scope = (app_name, user_id, DIRECT_SESSION)
+        rows = [_row(scope, entry_event(entry, custom_metadata)) for entry in memories]
+        if self._sqlite is not None:
+            token = _scope_token(app_name, user_id)
+
+            def insert(cur: sqlite3.Cursor) -> None:
+                cur.executemany(_SQLITE_INSERT, [(*row, token) for row in rows])
+
+            await self._on_sqlite(insert)
+            return
+
+        async def insert_postgres(conn: Any) -> None:
+            await conn.executemany(_POSTGRES_INSERT, rows)
+
+        await self._on_postgres(insert_postgres)
+
+    async def delete_memory(
+        self, *, app_name: str, user_id: str, memory_id: str | None = None
+    ) -> None:
+        """Forget the memory ``memory_id`` (a search result's ``id``); no id, no change.
+        A remembered event comes back if its session is added to memory again."""
+        if not memory_id:
+            return
+        args = (app_name, user_id, memory_id)
+        if self._sqlite is not None:
+
+            def delete(cur: sqlite3.Cursor) -> None:
+                cur.execute(_DELETE_ONE, args)
+
+            await self._on_sqlite(delete)
+            return
+
+        async def delete_postgres(conn: Any) -> None:
+            await conn.execute(_postgres(_DELETE_ONE), *args)
 
         await self._on_postgres(delete_postgres)
 

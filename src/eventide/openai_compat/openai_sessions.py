@@ -38,7 +38,6 @@ __all__ = [
     "encode_response_id",
     "import_history",
     "name_answers",
-    "open_session",
     "request_user",
 ]
 
@@ -64,23 +63,6 @@ def decode_response_id(response_id: str) -> tuple[str, str] | None:
     if named is None or len(named) != 2 or not all(isinstance(part, str) for part in named):
         return None
     return str(named[0]), str(named[1])
-
-
-async def open_session(
-    runner: Runner, user_id: str, session_id: str | None
-) -> tuple[Session, bool]:
-    """The session to run the turn in (created when missing); whether it is new."""
-    service = runner.session_service
-    if session_id is not None:
-        session = await service.get_session(
-            app_name=runner.app_name, user_id=user_id, session_id=session_id
-        )
-        if session is not None:
-            return session, False
-    created = await service.create_session(
-        app_name=runner.app_name, user_id=user_id, session_id=session_id
-    )
-    return created, True
 
 
 async def import_history(runner: Runner, session: Session, items: list[ConversationItem]) -> None:

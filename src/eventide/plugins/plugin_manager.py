@@ -7,10 +7,16 @@ Which plugins override which hook is worked out once, when the Runner is built, 
 chain per hook of the hook table (:data:`eventide.plugins.base_plugin.HOOKS`); a resolved
 agent's chains start with these (:meth:`PluginManager.chain`), so a hook no plugin
 overrides costs one empty-tuple check.
+
+google-adk's names for the same fan-out, ``run_before_run_callback`` and the other
+``run_<hook>`` methods, are here too, for code written against google-adk's
+``PluginManager``: they differ only in that a plugin's exception is raised as a
+``RuntimeError`` naming the plugin and the hook (the original chained), as google-adk does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, cast
@@ -55,8 +61,11 @@ _BY_METHOD = {spec.method: spec for spec in HOOKS}
 class PluginManager(BasePlugin):
     """Holds a Runner's plugins and calls their hooks (see the module docstring)."""
 
-    def __init__(self, plugins: Sequence[BasePlugin] = ()) -> None:
+    def __init__(
+        self, plugins: Sequence[BasePlugin] = (), *, close_timeout: float | None = None
+    ) -> None:
         super().__init__("plugin_manager")
+        self.close_timeout = close_timeout
         self.plugins: tuple[BasePlugin, ...] = ()
         for plugin in plugins:
             self._check(plugin)
@@ -83,11 +92,18 @@ class PluginManager(BasePlugin):
         self._build_chains()
 
     async def close(self) -> None:
-        """Close every plugin, in order; failures are raised once all are closed."""
+        """Close every plugin, in order (each within ``close_timeout`` seconds, when set);
+        failures are raised once all are closed."""
         errors: list[Exception] = []
         for plugin in self.plugins:
             try:
-                await plugin.close()
+                await asyncio.wait_for(plugin.close(), self.close_timeout)
+            except TimeoutError:
+                errors.append(
+                    TimeoutError(
+                        f"Plugin '{plugin.name}' did not close within {self.close_timeout} s."
+                    )
+                )
             except Exception as exc:
                 errors.append(exc)
         if len(errors) == 1:
@@ -204,3 +220,85 @@ class PluginManager(BasePlugin):
     ) -> dict[str, Any] | None:
         chain = self.chain(ON_TOOL_ERROR)
         return await first_result(chain, tool, tool_args, tool_context, error)
+
+    # --- google-adk's names (see the module docstring) ---
+    async def _run(self, spec: HookSpec[*_Args, _R], *args: *_Args) -> _R | None:
+        for entry in self.chain(spec):
+            try:
+                result = await entry(*args)
+            except Exception as exc:
+                plugin = cast("functools.partial[Any]", entry).args[0]
+                raise RuntimeError(
+                    f"Error in plugin '{plugin.name}' during the '{spec.name}' callback: {exc}"
+                ) from exc
+            if result is not None:
+                return result
+        return None
+
+    async def run_on_user_message_callback(
+        self, *, user_message: types.Content, invocation_context: InvocationContext
+    ) -> types.Content | None:
+        return await self._run(ON_USER_MESSAGE, invocation_context, user_message)
+
+    async def run_before_run_callback(
+        self, *, invocation_context: InvocationContext
+    ) -> types.Content | None:
+        return await self._run(BEFORE_RUN, invocation_context)
+
+    async def run_after_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        await self._run(AFTER_RUN, invocation_context)
+
+    async def run_on_event_callback(
+        self, *, invocation_context: InvocationContext, event: Event
+    ) -> Event | None:
+        return await self._run(ON_EVENT, invocation_context, event)
+
+    async def run_before_agent_callback(
+        self, *, agent: BaseAgent, callback_context: CallbackContext
+    ) -> types.Content | None:
+        return await self._run(BEFORE_AGENT, agent, callback_context)
+
+    async def run_after_agent_callback(
+        self, *, agent: BaseAgent, callback_context: CallbackContext
+    ) -> types.Content | None:
+        return await self._run(AFTER_AGENT, agent, callback_context)
+
+    async def run_before_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        return await self._run(BEFORE_TOOL, tool, tool_args, tool_context)
+
+    async def run_after_tool_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        result: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        return await self._run(AFTER_TOOL, tool, tool_args, tool_context, result)
+
+    async def run_on_tool_error_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        error: Exception,
+    ) -> dict[str, Any] | None:
+        return await self._run(ON_TOOL_ERROR, tool, tool_args, tool_context, error)
+
+    async def run_before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        return await self._run(BEFORE_MODEL, callback_context, llm_request)
+
+    async def run_after_model_callback(
+        self, *, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        return await self._run(AFTER_MODEL, callback_context, llm_response)
+
+    async def run_on_model_error_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
+    ) -> LlmResponse | None:
+        return await self._run(ON_MODEL_ERROR, callback_context, llm_request, error)

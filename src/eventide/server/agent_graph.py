@@ -11,7 +11,13 @@ Nodes are agents (LLM agents and the workflow agents ``SequentialAgent``, ``Para
 ``transfer``    an LLM agent can transfer the conversation to that agent
 ``tool``        an agent can call the tool
 ``agent_tool``  a tool runs that agent (``AgentTool``)
+``node``        a graph ``Workflow`` starts at its ``START`` node
+``next``        a workflow node runs after that one (an unconditional edge)
+``route``       a workflow node runs after that one emitted the edge's route (``label``)
 ==============  ===============================================================
+
+A graph ``Workflow``'s nodes are drawn with ids ``<workflow>.<node>`` (kind ``node``); a node
+that is an agent (or a nested workflow) is that agent's own node.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from eventide.errors import ConfigurationError
 from eventide.tools.agent_tool import AgentTool
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.base_toolset import BaseToolset
+from eventide.workflow import START, AgentNode, ToolNode, Workflow
 
 __all__ = ["AgentGraph", "GraphEdge", "GraphNode", "build_agent_graph", "render_svg"]
 
@@ -41,9 +48,10 @@ _NO_DOT = (
 
 @dataclass(slots=True, frozen=True)
 class GraphNode:
-    """An agent, tool or toolset. ``id`` is unique in the graph; ``kind`` is ``agent``,
-    ``tool`` or ``toolset``; ``type`` is the class name; ``detail`` is what an agent says
-    about itself in the graph (its ``graph_detail``: a remote A2A agent's URL)."""
+    """An agent, tool, toolset or workflow node. ``id`` is unique in the graph; ``kind`` is
+    ``agent``, ``tool``, ``toolset`` or ``node``; ``type`` is the class name; ``detail`` is
+    what an agent says about itself in the graph (its ``graph_detail``: a remote A2A agent's
+    URL)."""
 
     id: str
     label: str
@@ -54,11 +62,13 @@ class GraphNode:
 
 @dataclass(slots=True, frozen=True)
 class GraphEdge:
-    """A directed edge between two node ids; ``kind`` as in the module docstring."""
+    """A directed edge between two node ids; ``kind`` as in the module docstring; ``label``
+    is a workflow edge's route."""
 
     source: str
     target: str
     kind: str
+    label: str = ""
 
 
 @dataclass(slots=True)
@@ -70,7 +80,8 @@ class AgentGraph:
     edges: list[GraphEdge] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"root", "nodes": [{id, label, kind, type}], "edges": [{source, target, kind}]}``."""
+        """``{"root", "nodes": [{id, label, kind, type, detail}], "edges": [{source, target,
+        kind, label}]}``."""
         return {
             "root": self.root,
             "nodes": [asdict(n) for n in self.nodes],
@@ -94,7 +105,10 @@ class AgentGraph:
         ]
         for node in self.nodes:
             shape = "ellipse" if node.kind == "agent" else "box"
-            if node.kind == "agent" and node.type != "LlmAgent":
+            if node.kind == "node":
+                label = node.label
+                shape = "circle" if node.label == "START" else "box"
+            elif node.kind == "agent" and node.type != "LlmAgent":
                 label = f"{node.label}\n({node.type})"  # a workflow or remote agent
                 if node.detail:
                     label += f"\n{node.detail}"
@@ -112,6 +126,9 @@ class AgentGraph:
                 "tool": " arrowhead=none",
                 "agent_tool": ' style=dotted label="runs"',
                 "sub_agent": "",
+                "node": "",
+                "next": "",
+                "route": f" label={_quote(edge.label)}",
             }[edge.kind]
             lit = (
                 ' color="#69CB87" penwidth=2'
@@ -174,6 +191,36 @@ def _add_agent(graph: AgentGraph, agent: BaseAgent, seen: set[str]) -> None:
     if isinstance(agent, LlmAgent):
         for tool in agent.tools:
             _add_tool(graph, agent, tool, seen)
+    if isinstance(agent, Workflow) and agent.graph is not None:
+        _add_workflow_graph(graph, agent, seen)
+
+
+def _add_workflow_graph(graph: AgentGraph, workflow: Workflow, seen: set[str]) -> None:
+    """The workflow's nodes and edges, each edge labelled with its route."""
+    assert workflow.graph is not None
+    ids: dict[str, str] = {}
+    for node in workflow.graph.nodes:
+        if isinstance(node, AgentNode):
+            _add_agent(graph, node.agent, seen)
+            ids[node.name] = node.agent.name
+        elif isinstance(node, Workflow):
+            _add_agent(graph, node, seen)
+            ids[node.name] = node.name
+        else:
+            node_id = f"{workflow.name}.{node.name}"
+            label = "START" if node is START else node.name
+            kind = "tool" if isinstance(node, ToolNode) else "node"
+            graph.nodes.append(GraphNode(node_id, label, kind, type(node).__name__))
+            ids[node.name] = node_id
+    graph.edges.append(GraphEdge(workflow.name, ids[START.name], "node"))
+    for edge in workflow.graph.edges:
+        source, target = ids[edge.from_node.name], ids[edge.to_node.name]
+        if edge.route is None:
+            graph.edges.append(GraphEdge(source, target, "next"))
+        else:
+            routes = edge.route if isinstance(edge.route, list) else [edge.route]
+            label = " | ".join(str(r) for r in routes)
+            graph.edges.append(GraphEdge(source, target, "route", label))
 
 
 def _add_tool(graph: AgentGraph, agent: BaseAgent, tool: Any, seen: set[str]) -> None:

@@ -25,6 +25,7 @@ import functools
 import inspect
 import json
 import logging
+import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -41,6 +42,7 @@ from eventide.errors import (
     AppLoadError,
     AppNotFoundError,
     ModelError,
+    RecordTooLargeError,
     RunnerClosedError,
     SessionNotFoundError,
 )
@@ -48,11 +50,20 @@ from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import event_json, event_json_bytes
+from eventide.server.json_responses import app_load_failed
 from eventide.server.queued_turns import QueuedTurns
+from eventide.server.request_limits import too_deep
 from eventide.server.request_models import RunAgentRequest
 from eventide.server.sse_batching import EventStreamResponse
 
-__all__ = ["InflightTurns", "TurnRoutes", "Turns", "add_run_routes", "error_payload"]
+__all__ = [
+    "InflightTurns",
+    "TurnRoutes",
+    "Turns",
+    "add_run_routes",
+    "error_frame",
+    "error_payload",
+]
 
 logger = logging.getLogger("eventide.server")
 
@@ -62,6 +73,25 @@ def error_payload(exc: BaseException) -> dict[str, str]:
     code = exc.error_code if isinstance(exc, ModelError) and exc.error_code else None
     message = str(exc) or type(exc).__name__
     return {"errorCode": code or type(exc).__name__, "errorMessage": message}
+
+
+def error_frame(exc: BaseException) -> dict[str, Any]:
+    """The last ``/run_sse`` frame of a turn that failed.
+
+    ``error`` (``"<class>: <message>"``) and ``error_details`` are what google-adk 2.13's
+    ``adk api_server`` sends (its client raises on ``error``); ``errorCode`` and
+    ``errorMessage`` are what ADK's web UI shows for a failed model call.
+    """
+    message = str(exc)
+    return {
+        "error": f"{type(exc).__name__}: {message}",
+        "error_details": {
+            "error_type": type(exc).__name__,
+            "error_message": message,
+            "timestamp": time.time(),
+        },
+        **error_payload(exc),
+    }
 
 
 class InflightTurns:
@@ -104,19 +134,20 @@ class Turns:
         self.queued = queued
 
     async def start(
-        self, body: RunAgentRequest
+        self, body: RunAgentRequest, abort_signal: asyncio.Event | None = None
     ) -> tuple[AsyncGenerator[Event, None], Event | None, BaseException | None]:
         """Start the turn and wait for its first event.
 
         Waiting for the first event before answering lets a missing session be a plain 404
-        (the Runner reads the session before yielding anything) at no extra read.
+        (the Runner reads the session before yielding anything) at no extra read. Setting
+        ``abort_signal`` aborts the turn (see :mod:`eventide.cancellation`).
         """
         try:
             runner = await self.registry.runner(body.app_name)
         except AppNotFoundError as exc:
             raise HTTPException(404, detail=str(exc)) from exc
         except AppLoadError as exc:
-            raise HTTPException(500, detail=str(exc)) from exc
+            raise app_load_failed(body.app_name, exc) from exc
         mode = StreamingMode.SSE if body.streaming else StreamingMode.NONE
         if self.queued is not None:
             events = self.queued.events(runner, body)
@@ -127,6 +158,7 @@ class Turns:
                 new_message=body.new_message,
                 state_delta=body.state_delta,
                 run_config=RunConfig(streaming_mode=mode),
+                abort_signal=abort_signal,
             )
         inflight = self.inflight
         inflight.enter()
@@ -137,6 +169,9 @@ class Turns:
         except SessionNotFoundError as exc:
             inflight.leave()
             raise HTTPException(404, detail=str(exc)) from exc
+        except RecordTooLargeError as exc:  # the user's message or stateDelta
+            inflight.leave()
+            raise HTTPException(413, detail=str(exc)) from exc
         except RunnerClosedError as exc:
             inflight.leave()
             raise HTTPException(503, detail="The server is shutting down; retry.") from exc
@@ -178,9 +213,14 @@ class Turns:
 
     async def run_sse(self, body: RunAgentRequest) -> Response:
         """Start the turn; a response that sends each event the moment the Runner has
-        committed it."""
-        events, first, error = await self.start(body)
-        return _TurnStream(events, first, error, body.app_name, self.inflight).response()
+        committed it. A client that hangs up aborts the turn: its events so far stay, and
+        the ``INVOCATION_ABORTED`` events that record the abort are committed."""
+        abort_signal = asyncio.Event()
+        events, first, error = await self.start(body, abort_signal)
+        stream = _TurnStream(events, first, error, body.app_name, self.inflight)
+        return EventStreamResponse(
+            stream.produce, on_close=stream.close, on_disconnect=abort_signal.set
+        )
 
 
 class _TurnStream:
@@ -204,9 +244,6 @@ class _TurnStream:
         self.closed = False
         self.exhausted = first is None  # the Runner's generator ended (or failed) already
 
-    def response(self) -> Response:
-        return EventStreamResponse(self.produce, on_close=self.close)
-
     async def produce(self, emit: Callable[[bytes], None]) -> None:
         error = self.error
         try:
@@ -227,9 +264,7 @@ class _TurnStream:
             # atomic).
             await self.close()
         if error is not None:
-            # "error" is the key `adk api_server` sends (google-adk's client raises on it);
-            # errorCode/errorMessage are what ADK's UI shows for a failed model call.
-            frame = {"error": str(error) or type(error).__name__, **error_payload(error)}
+            frame = error_frame(error)
             emit(f"data: {json.dumps(frame, ensure_ascii=False)}\n\n".encode())
 
     async def close(self) -> None:
@@ -325,6 +360,9 @@ class TurnRoutes:
         raw = received[0].get("body", b"") if len(received) == 1 else _joined(received)
         try:
             body = RunAgentRequest.model_validate(json.loads(raw))
+        except RecursionError:  # nested deeper than the parser goes; FastAPI says only 400
+            await self._answer_error(HTTPException(422, detail=too_deep()), scope, receive, send)
+            return
         except Exception:  # FastAPI tells the client what is wrong, in its words
             await self._replay(scope, receive, send, received)
             return

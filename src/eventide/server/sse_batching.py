@@ -64,12 +64,14 @@ async def send_batched(
     status: int = 200,
     headers: list[tuple[bytes, bytes]] = SSE_HEADERS,
     on_close: Callable[[], Awaitable[None]] | None = None,
+    on_disconnect: Callable[[], None] | None = None,
 ) -> None:
     """Answer with ``status`` and ``headers``, then each frame ``produce`` emits, bursts
     joined into one body chunk, in order.
 
     When the client hangs up, or this coroutine is cancelled (a server shutdown past its
-    grace period), the producer is cancelled and its cleanup awaited before this returns
+    grace period), the producer is cancelled and its cleanup awaited (``on_disconnect``,
+    when given, is called first when it is the client that hung up) before this returns
     or re-raises. ``on_close``, when given, is awaited last in every case, even when the
     producer was cancelled before it started (shielded from cancellation unless the stream
     ended normally). What the producer raises is raised here once
@@ -106,6 +108,8 @@ async def send_batched(
                 pending.clear()
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             elif batch.disconnected:
+                if on_disconnect is not None:
+                    on_disconnect()
                 break
             elif batch.finished:
                 await producer  # re-raises what the producer raised, if anything
@@ -148,18 +152,28 @@ class EventStreamResponse(Response):
     media_type = "text/event-stream"
 
     def __init__(
-        self, produce: Produce, *, on_close: Callable[[], Awaitable[None]] | None = None
+        self,
+        produce: Produce,
+        *,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+        on_disconnect: Callable[[], None] | None = None,
     ) -> None:
         # Response.__init__ would render a body; this response has none of its own.
         self.produce = produce
         self.on_close = on_close
+        self.on_disconnect = on_disconnect
         self.status_code = 200
         self.background: BackgroundTask | None = None
         self.raw_headers = list(SSE_HEADERS)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send_batched(
-            self.produce, receive, send, headers=self.raw_headers, on_close=self.on_close
+            self.produce,
+            receive,
+            send,
+            headers=self.raw_headers,
+            on_close=self.on_close,
+            on_disconnect=self.on_disconnect,
         )
         if self.background is not None:
             await self.background()

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.output_schemas import parse_answer
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.function_tool import strip_titles
 
@@ -30,12 +31,17 @@ class AgentTool(BaseTool):
         agent: the agent to run; it must not be a sub-agent of another agent.
         skip_summarization: show the agent's answer to the user as is, instead of letting
             the calling model summarize it.
+        include_plugins: run the caller's plugins on the agent too (google-adk's default);
+            False runs it without them.
     """
 
-    def __init__(self, agent: BaseAgent, *, skip_summarization: bool = False) -> None:
+    def __init__(
+        self, agent: BaseAgent, skip_summarization: bool = False, *, include_plugins: bool = True
+    ) -> None:
         super().__init__(name=agent.name, description=agent.description)
         self.agent = agent
         self.skip_summarization = skip_summarization
+        self.include_plugins = include_plugins
 
     def get_declaration(self) -> types.FunctionDeclaration:
         input_schema = getattr(self.agent, "input_schema", None)
@@ -73,7 +79,7 @@ class AgentTool(BaseTool):
             session_service=InMemorySessionService(),
             artifact_service=_ForwardingArtifacts(tool_context),
             memory_service=ictx.memory_service,
-            plugins=ictx.plugin_manager.plugins,
+            plugins=ictx.plugin_manager.plugins if self.include_plugins else (),
         )
         initial = {
             k: v for k, v in tool_context.state.to_dict().items() if not k.startswith("temp:")
@@ -87,6 +93,8 @@ class AgentTool(BaseTool):
             session_id=session.id,
             new_message=types.Content(role="user", parts=[types.Part(text=message)]),
             run_config=ictx.run_config,
+            # Aborting the caller's invocation aborts this inner one too.
+            abort_signal=ictx.abort_state.wait_signal(),
         ):
             if event.actions.state_delta:
                 tool_context.state.update(event.actions.state_delta)
@@ -95,9 +103,7 @@ class AgentTool(BaseTool):
         output_schema = getattr(self.agent, "output_schema", None)
         if output_schema is not None and answer:
             # None fields are left out, as google-adk returns them.
-            return output_schema.model_validate_json(answer).model_dump(
-                mode="json", exclude_none=True
-            )
+            return parse_answer(output_schema, answer)
         return answer or ""
 
 

@@ -119,7 +119,8 @@ export function chatRows(event, onSelect) {
   if (text) {
     const mine = event.author === "user";
     rows.push(
-      h("div", { class: `msg ${mine ? "msg-user" : "msg-agent"}`, dataset: { eventId: event.id }, onclick: select },
+      h("div", { class: `msg ${mine ? "msg-user" : "msg-agent"}${event.failed ? " failed" : ""}`,
+        dataset: { eventId: event.id }, onclick: select, title: event.failed ? "Not stored: the turn failed" : undefined },
         mine ? null : h("div", { class: "msg-author" }, event.author),
         h("div", { class: "msg-text" }, text)),
     );

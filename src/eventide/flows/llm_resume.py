@@ -1,4 +1,4 @@
-"""Continuing an ``LlmAgent`` from its last committed event.
+"""Continuing an ``LlmAgent``'s model/tool loop from its last committed event.
 
 The agent's own events (on its branch, in its scope) say where its model/tool loop stopped:
 
@@ -23,12 +23,10 @@ then commits the one response event for all of them.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from eventide import types
-from eventide.agents.llm_agent import LlmAgent
 from eventide.contexts import InvocationContext
-from eventide.durable.log import AgentProgress, ResumeScope, waiting_calls
 from eventide.errors import ResumeError
 from eventide.events import Event, ToolConfirmation
 from eventide.flows.llm_flow import (
@@ -47,40 +45,49 @@ from eventide.protocol import (
     REQUEST_CREDENTIAL_FUNCTION,
     USER_AUTHOR,
 )
+from eventide.runtime.markers import waiting_calls
+from eventide.runtime.replay import AgentProgress, ResumeScope
 
-__all__ = ["resume_llm_agent"]
+__all__ = ["ends_the_loop", "resume_llm_agent"]
 
 _REQUESTS_FOR_USER = (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION)
 
 
 async def resume_llm_agent(
-    agent: LlmAgent, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    resolve: Callable[[], Awaitable[ResolvedAgent]],
+    ctx: InvocationContext,
+    scope: ResumeScope,
+    progress: AgentProgress,
+    *,
+    run_agent: Callable[[str, InvocationContext], AsyncGenerator[Event, None] | None],
 ) -> AsyncGenerator[Event, None]:
-    """Continue ``agent``'s loop after its last committed event (see the module docstring)."""
+    """Continue the loop of the agent ``resolve()`` gives after its last committed event
+    (``progress``, read from ``scope``; see the module docstring). ``run_agent`` runs a
+    transfer's target by name (None: the tree has no such agent)."""
     flow = [(pos, e) for pos, e in progress.events if e.content is not None or e.error_code]
     if not flow:
         # Only a callback's event was committed: the loop had not started.
-        async for event in run_llm_flow(agent.resolve(ctx), ctx):
+        async for event in run_llm_flow(resolve(), ctx):
             yield event
         return
     position, last = flow[-1]
     target_name = last.actions.transfer_to_agent
     if target_name:
-        target = agent.root_agent.find_agent(target_name)
+        ctx.resume = scope.at(position)
+        target = run_agent(target_name, ctx)
         if target is None:
             raise ResumeError(
-                f"Invocation {ctx.invocation_id} stopped after {agent.name!r} transferred to "
-                f"{target_name!r}, which is not in the agent tree now (renamed or removed "
+                f"Invocation {ctx.invocation_id} stopped after {last.author!r} transferred "
+                f"to {target_name!r}, which is not in the agent tree now (renamed or removed "
                 "since). Resume with the agent tree that started the invocation, or start a "
                 "new turn (the committed events stay in the session).",
                 invocation_id=ctx.invocation_id,
             )
-        ctx.resume = scope.at(position)
-        async for event in target.run_async(ctx):
+        async for event in target:
             yield event
         ctx.resume = None
         return
-    resolved = await agent.resolve(ctx)
+    resolved = await resolve()
     step = FlowStep()
     later = scope.events[position + 1 :]
     answers = [
@@ -99,7 +106,7 @@ async def resume_llm_agent(
             ctx.end_invocation = True  # still waiting for the user's answer
             return
         results = ToolResponses()
-        own = _own_events(later, agent.name, ctx.branch)
+        own = _own_events(later, resolved.name, ctx.branch)
         async for record in _run_calls(resolved, ctx, calls, own, results, confirmations):
             yield record
         assert results.event is not None
@@ -111,7 +118,7 @@ async def resume_llm_agent(
         answers = [a for a in answers if a.id in asked]
         answered = {a.id for a in answers}
         waiting: set[str] = set()
-        own = _own_events(later, agent.name, ctx.branch)
+        own = _own_events(later, resolved.name, ctx.branch)
         for event in own:
             waiting |= waiting_calls(event)
         pending = [c for c in calls if c.id not in answered and c.id not in waiting]
@@ -193,6 +200,32 @@ async def _run_calls(
     )
     async for record in events:
         yield record
+
+
+def ends_the_loop(event: Event, name: str, branch: str | None) -> bool:
+    """Whether ``event`` is agent ``name``'s own answer on ``branch`` after which its loop
+    runs nothing more (no calls or responses, no control actions; an ``output_key`` state
+    delta is fine): the resumable run may commit it a moment later, carrying the agent's
+    end marker."""
+    if (
+        event.author != name
+        or event.branch != branch
+        or event.partial
+        or event.content is None
+        or event.long_running_tool_ids
+    ):
+        return False
+    actions = event.actions
+    control = (
+        actions.transfer_to_agent
+        or actions.escalate
+        or actions.skip_summarization
+        or actions.requested_auth_configs
+        or actions.requested_tool_confirmations
+        or actions.end_of_agent
+        or actions.agent_state is not None
+    )
+    return not control and not event.get_function_calls() and not event.get_function_responses()
 
 
 def _own_events(events: list[Event], name: str, branch: str | None) -> list[Event]:

@@ -1,0 +1,116 @@
+"""``BaseAgent.run_async`` in a resumable invocation: the agent's run, with its markers,
+or its continuation from the log.
+
+The agent runs as usual (callbacks, its own logic) and commits the markers
+:mod:`eventide.runtime.markers` describes. When its context carries a
+:class:`~eventide.runtime.replay.ResumeScope`, it continues from its last committed event
+instead of starting again:
+
+- an agent that ended is skipped; one that had not committed anything runs from its start;
+- any other continues through ``BaseAgent._continuation``: a workflow agent the child in
+  flight, an ``LlmAgent`` its model/tool loop, an agent whose position is its own runs
+  again only if it had committed nothing (see ``BaseAgent._resume_async_impl``).
+
+This module reads the agent through :class:`ResumableAgent` (the members ``BaseAgent``
+has), so it needs nothing from ``base_agent`` and ``base_agent`` can import it.
+"""
+
+# This module runs BaseAgent's steps (_before_agent, _continuation, _after_agent) from
+# outside the class: it is the resumable half of BaseAgent.run_async.
+# pyright: reportPrivateUsage=false
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import Any, Protocol
+
+from eventide.contexts import InvocationContext
+from eventide.events import Event
+from eventide.plugins.base_plugin import BasePlugin
+from eventide.runtime.replay import AgentProgress, ResumeScope, end_marker, invocation_end
+
+__all__ = ["ResumableAgent", "run_resumably"]
+
+
+class ResumableAgent(Protocol):
+    """What :func:`run_resumably` reads of an agent (``BaseAgent`` has all of it)."""
+
+    name: str
+    before_agent_callback: Any
+    after_agent_callback: Any
+
+    async def _before_agent(self, ctx: InvocationContext) -> tuple[Event | None, bool]: ...
+
+    async def _after_agent(self, ctx: InvocationContext) -> Event | None: ...
+
+    def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]: ...
+
+    def _continuation(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]: ...
+
+    def _is_last_answer(self, ctx: InvocationContext, event: Event) -> bool: ...
+
+
+async def run_resumably(
+    agent: ResumableAgent, ctx: InvocationContext, *, top: bool
+) -> AsyncGenerator[Event, None]:
+    """Run ``agent`` (its own context ``ctx``) recording markers, or continue it from
+    ``ctx.resume``. ``top``: the agent is the one the Runner started for the turn."""
+    scope = ctx.resume
+    ctx.resume = None  # children get their own scope, explicitly
+    progress = scope.progress(agent.name, ctx.branch) if scope is not None else None
+    if progress is not None and progress.ended:
+        return
+    plugins = ctx.plugin_manager
+    has_callbacks = agent.before_agent_callback is not None or plugins.overrides(
+        BasePlugin.before_agent_callback
+    )
+    if progress is None or not progress.started:
+        if has_callbacks:
+            event, skip = await agent._before_agent(ctx)
+            if skip:
+                assert event is not None
+                yield end_marker(agent.name, ctx, event, top=top)
+                return
+            if event is not None:
+                yield event
+            if ctx.end_invocation:
+                if top:
+                    yield invocation_end(agent.name, ctx)
+                return
+        body = agent._run_async_impl(ctx)
+    else:
+        assert scope is not None
+        body = agent._continuation(ctx, scope, progress)
+    # The agent's own final answer is held back until the body ends: when nothing follows
+    # it, it carries the end marker itself (one event fewer to commit per agent).
+    held: Event | None = None
+    async with aclosing(body) as events:
+        try:
+            async for event in events:
+                if held is not None:
+                    yield held
+                    held = None
+                if agent._is_last_answer(ctx, event):
+                    held = event
+                else:
+                    yield event
+        except Exception:
+            if held is not None:
+                yield held  # committed before the failure propagates
+            raise
+    if ctx.end_invocation:
+        if held is not None:
+            yield held
+        if top:
+            yield invocation_end(agent.name, ctx)
+        return
+    after = None
+    if agent.after_agent_callback is not None or plugins.overrides(BasePlugin.after_agent_callback):
+        after = await agent._after_agent(ctx)
+    if held is not None and after is not None:
+        yield held
+        held = None
+    yield end_marker(agent.name, ctx, after or held, top=top)

@@ -1,0 +1,176 @@
+"""Delegating to a task agent (google-adk 2.x's Task API), inside the caller's LLM flow.
+
+When a chat agent's model calls a :class:`~eventide.tools.task_tools.TaskAgentTool`, the
+flow does not run a function: it commits the call's arguments (JSON) as the request of the
+task, from the user, on the task's branch (:mod:`eventide.flows.task_scope`), and runs the
+task agent there. The task agent then either
+
+- finishes (a ``finish_task`` call it made was accepted): its output becomes the result of
+  the caller's call, committed as the user's function response as google-adk does, and the
+  caller's flow goes on to its next model call; or
+- answers with text, which is a question for the user: the invocation ends there. The
+  user's next message is committed on the task's branch (:func:`reply_branch`), the Runner
+  routes the turn to the agent that delegated (:func:`delegating_agent`), and that agent's
+  flow continues the task first (:func:`pending_delegation`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+from eventide import types
+from eventide.contexts import InvocationContext
+from eventide.events import Event
+from eventide.flows.resolved_agent import ResolvedAgent
+from eventide.flows.task_scope import TASK_MARK, task_branch, task_scope
+from eventide.protocol import FINISH_TASK, FINISH_TASK_DONE, USER_AUTHOR
+
+__all__ = [
+    "delegates",
+    "delegating_agent",
+    "finishes_task",
+    "is_delegation",
+    "pending_delegation",
+    "reply_branch",
+    "run_delegation",
+    "task_output",
+]
+
+
+def delegates(agent: ResolvedAgent) -> bool:
+    """Whether ``agent`` offers any task agent as a tool."""
+    return any(getattr(tool, "delegates_task", False) for tool in agent.tools)
+
+
+def is_delegation(call: types.FunctionCall, tools: dict[str, Any]) -> bool:
+    """Whether ``call`` delegates to a task agent."""
+    return getattr(tools.get(call.name or ""), "delegates_task", False)
+
+
+async def run_delegation(
+    agent: ResolvedAgent, ctx: InvocationContext, call: types.FunctionCall, *, start: bool
+) -> AsyncGenerator[Event, None]:
+    """Run the task ``call`` delegated (``start``: commit its request first); yield its
+    events, then the caller's function response once the task agent finished."""
+    assert call.id is not None and call.name is not None
+    branch = task_branch(ctx.branch, call.name, call.id)
+    if start:
+        request = json.dumps(call.args or {}, ensure_ascii=False)
+        yield Event(
+            invocation_id=ctx.invocation_id,
+            author=USER_AUTHOR,
+            branch=branch,
+            content=types.Content(role="user", parts=[types.Part(text=request)]),
+        )
+    task_events = agent.run_agent(call.name, ctx.for_agent(ctx.agent, branch=branch))
+    if task_events is None:
+        return
+    finishing: dict[str, types.FunctionCall] = {}
+    output: dict[str, Any] | None = None
+    async for event in task_events:
+        yield event
+        if event.branch != branch:
+            continue
+        for made in event.get_function_calls():
+            if made.name == FINISH_TASK and made.id:
+                finishing[made.id] = made
+        for response in event.get_function_responses():
+            finish = finishing.get(response.id or "")
+            if finish is not None:
+                output = task_output(finish, response)
+    if output is None:
+        # The task agent asked the user something (or was aborted): wait for the answer.
+        ctx.end_invocation = True
+        return
+    yield Event(
+        invocation_id=ctx.invocation_id,
+        author=USER_AUTHOR,
+        branch=ctx.branch,
+        content=types.Content(
+            role="user",
+            parts=[
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        id=call.id, name=call.name, response=output
+                    )
+                )
+            ],
+        ),
+    )
+
+
+def task_output(
+    call: types.FunctionCall, response: types.FunctionResponse
+) -> dict[str, Any] | None:
+    """The output of a task that ``call`` (a ``finish_task`` call) and its ``response``
+    ended, or None when the call did not end it (its arguments were refused)."""
+    if (response.response or {}).get("result") != FINISH_TASK_DONE:
+        return None
+    return dict(call.args or {})
+
+
+def finishes_task(response_event: Event) -> bool:
+    """Whether ``response_event`` holds an accepted ``finish_task`` call's response: the
+    task agent's turn ends there."""
+    for response in response_event.get_function_responses():
+        if response.name == FINISH_TASK and (response.response or {}).get("result") == (
+            FINISH_TASK_DONE
+        ):
+            return True
+    return False
+
+
+def _latest_agent_event(events: Sequence[Event]) -> Event | None:
+    for event in reversed(events):
+        if event.author != USER_AUTHOR:
+            return event
+    return None
+
+
+def reply_branch(events: Sequence[Event]) -> str | None:
+    """The branch of the task waiting for the user's reply (the latest agent event is in
+    its scope), or None when no task waits."""
+    latest = _latest_agent_event(events)
+    return None if latest is None else task_scope(latest.branch)
+
+
+def _call_by_id(events: Sequence[Event], call_id: str) -> tuple[Event, types.FunctionCall] | None:
+    for event in reversed(events):
+        for call in event.get_function_calls():
+            if call.id == call_id:
+                return event, call
+    return None
+
+
+def delegating_agent(events: Sequence[Event]) -> str | None:
+    """The name of the agent whose delegation waits for the user (the outermost one, when
+    tasks are nested), or None."""
+    latest = _latest_agent_event(events)
+    if latest is None or task_scope(latest.branch) is None:
+        return None
+    assert latest.branch is not None
+    for segment in latest.branch.split("."):
+        if TASK_MARK in segment:
+            found = _call_by_id(events, segment.split(TASK_MARK, 1)[1])
+            return None if found is None else found[0].author
+    return None
+
+
+def pending_delegation(ctx: InvocationContext, agent_name: str) -> types.FunctionCall | None:
+    """The call of ``agent_name`` (on ``ctx``'s branch) whose task waits for the user."""
+    events = ctx.session.events
+    latest = _latest_agent_event(events)
+    if latest is None or not latest.branch:
+        return None
+    prefix = f"{ctx.branch}." if ctx.branch else ""
+    if not latest.branch.startswith(prefix):
+        return None
+    segment = latest.branch[len(prefix) :].split(".", 1)[0]
+    if TASK_MARK not in segment:
+        return None
+    found = _call_by_id(events, segment.split(TASK_MARK, 1)[1])
+    if found is None or found[0].author != agent_name or found[0].branch != ctx.branch:
+        return None
+    return found[1]

@@ -1,0 +1,95 @@
+"""``AgentNode``: an agent (``LlmAgent``, a custom ``BaseAgent``) as a workflow node.
+
+The agent runs in the workflow's invocation and its events keep their authors. Its output
+is the ``output`` of its last event that has one; the agent's final answer carries one
+(set here when the agent did not): the answer's text, or the parsed JSON when the agent
+has an ``output_schema``. When the node's input
+is not the user's message (it is an earlier node's output), it is given to the agent as a
+user message first, so the model sees it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
+
+from eventide import types
+from eventide.agents.base_agent import BaseAgent
+from eventide.events import Event
+from eventide.workflow.base_node import BaseNode
+from eventide.workflow.node_data import content_text, to_plain
+
+if TYPE_CHECKING:
+    from eventide.contexts import Context
+
+__all__ = ["AgentNode"]
+
+
+class AgentNode(BaseNode):
+    """Runs ``agent`` once per trigger; see the module docstring for its output."""
+
+    agent: BaseAgent
+
+    def __init__(self, agent: BaseAgent | None = None, /, **data: Any) -> None:
+        if agent is not None:
+            data["agent"] = agent
+        found: Any = data.get("agent")
+        data.setdefault("name", found.name)
+        data.setdefault("description", found.description)
+        if _is_llm_agent(found):
+            # The model's turn resumes from the user's answer by running again (google-adk).
+            data.setdefault("rerun_on_resume", True)
+        super().__init__(**data)
+
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        agent = self.agent
+        invocation = ctx.get_invocation_context()
+        if (
+            _is_llm_agent(agent)
+            and node_input is not None
+            and node_input is not invocation.user_content
+            and not ctx.resume_inputs
+        ):
+            yield Event(author="user", content=_as_user_message(node_input))
+        agent_ctx = invocation.for_agent(agent)
+        events = agent.run_async(agent_ctx)
+        try:
+            async for event in events:
+                if not event.author:
+                    event.author = agent.name
+                if (
+                    event.output is None
+                    and event.author == agent.name
+                    and event.content is not None
+                    and not event.partial
+                    and event.is_final_response()
+                ):
+                    # The agent's answer carries the node's output itself (no event more).
+                    event.output = _answer(agent, event.content)
+                yield event
+        finally:
+            await events.aclose()
+
+
+def _is_llm_agent(agent: Any) -> bool:
+    return hasattr(agent, "output_key") and hasattr(agent, "canonical_model")
+
+
+def _answer(agent: BaseAgent, content: types.Content) -> Any:
+    text = content_text(content)
+    if not text:
+        return None
+    if getattr(agent, "output_schema", None) is not None:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text
+    return text
+
+
+def _as_user_message(node_input: Any) -> types.Content:
+    if isinstance(node_input, types.Content):
+        return node_input
+    text = node_input if isinstance(node_input, str) else json.dumps(to_plain(node_input))
+    return types.Content(role="user", parts=[types.Part(text=text)])

@@ -1,0 +1,334 @@
+"""Running one node run: its context, its events, retry, timeout, and replay.
+
+:class:`NodeRunner` is the runtime one top-level workflow run shares with every node in it
+(nested workflows and ``ctx.run_node`` children included). It numbers runs, names each
+run's path, hands each event to ``emit`` (which returns once the Runner committed it),
+and, when the run continues an earlier one (:mod:`eventide.workflow.replay`), gives a
+node that had finished its recorded output instead of running it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from eventide.contexts import Context
+from eventide.errors import NodeInterrupted, NodeTimeoutError, WorkflowDataError
+from eventide.events import Event
+from eventide.workflow.agent_node import AgentNode
+from eventide.workflow.base_node import BaseNode
+from eventide.workflow.node_builder import build_node
+from eventide.workflow.replay import DONE_KEY, NodeRecord, RunLog
+
+__all__ = ["Emit", "NodeOutcome", "NodeRunner"]
+
+_log = logging.getLogger("eventide.workflow")
+
+Emit = Callable[[Event], Awaitable[None]]
+"""Hands an event to the Runner; returns once it is committed."""
+
+
+@dataclass(slots=True, kw_only=True)
+class NodeOutcome:
+    """How a node run ended: its output and route, the requests it waits on, or its error."""
+
+    output: Any = None
+    route: Any = None
+    interrupts: list[str] = field(default_factory=list)
+    error: BaseException | None = None
+    branch: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class _Tracked:
+    output: Any = None
+    output_emitted: bool = False
+    route: Any = None
+    route_emitted: bool = False
+    interrupts: list[str] = field(default_factory=list)
+
+
+class NodeRunner:
+    """Runs nodes for one workflow run (see the module docstring)."""
+
+    def __init__(self, emit: Emit, log: RunLog, *, resumable: bool) -> None:
+        self.emit = emit
+        self.log = log
+        self.resumable = resumable
+        self._counters: dict[tuple[str, str], int] = {}
+        self._built: dict[int, BaseNode] = {}
+
+    def next_run_id(self, parent_path: str, name: str) -> str:
+        """The next run id of ``name`` under ``parent_path`` (``"1"``, ``"2"``...)."""
+        key = (parent_path, name)
+        count = self._counters.get(key, 0) + 1
+        self._counters[key] = count
+        return str(count)
+
+    async def run(
+        self,
+        node: BaseNode,
+        *,
+        parent: Context,
+        node_input: Any,
+        run_id: str,
+        branch: str | None,
+        use_as_output: bool,
+    ) -> NodeOutcome:
+        """Run (or replay) one run of ``node`` as a child of ``parent``'s node."""
+        path = (
+            f"{parent.node_path}/{node.name}@{run_id}"
+            if parent.node_path
+            else f"{node.name}@{run_id}"
+        )
+        record = self.log.record(path)
+        resume_inputs: dict[str, Any] = {}
+        if record is not None:
+            replayed = self._replay(node, record)
+            if replayed is not None:
+                replayed.branch = branch
+                return replayed
+            resume_inputs = {
+                i: self.log.answers[i] for i in record.interrupts if i in self.log.answers
+            }
+        invocation = parent.get_invocation_context()
+        if branch != invocation.branch:
+            invocation = invocation.for_agent(invocation.agent, branch=branch)
+            invocation.branch = branch
+        attempt = 1
+        while True:
+            ctx = Context(
+                invocation,
+                node=node,
+                node_path=path,
+                run_id=run_id,
+                parent_ctx=parent,
+                runtime=self,
+                resume_inputs=resume_inputs,
+                attempt_count=attempt,
+                event_author=parent.event_author or node.name,
+            )
+            if use_as_output:
+                ctx.output_for_ancestors = [parent.node_path, *parent.output_for_ancestors]
+            tracked = _Tracked()
+            try:
+                if node.timeout is None:
+                    await self._drive(node, ctx, node_input, tracked)
+                else:
+                    try:
+                        async with asyncio.timeout(node.timeout):
+                            await self._drive(node, ctx, node_input, tracked)
+                    except TimeoutError as exc:
+                        raise NodeTimeoutError(node.name, node.timeout) from exc
+            except NodeInterrupted as waiting:
+                tracked.interrupts.extend(waiting.interrupt_ids)
+            except Exception as error:  # noqa: BLE001 - recorded, retried or handed up
+                _log.warning("Node %s failed: %s: %s", path, type(error).__name__, error)
+                await self._emit(
+                    ctx,
+                    Event(error_code=_error_code(error), error_message=str(error)),
+                    tracked,
+                    node,
+                )
+                config = node.retry_config
+                if config is not None and config.should_retry(error, attempt):
+                    await asyncio.sleep(config.delay(attempt))
+                    attempt += 1
+                    continue
+                return NodeOutcome(error=error, branch=branch)
+            await self._finish(node, ctx, tracked)
+            output = ctx.output if ctx.output is not None else tracked.output
+            return NodeOutcome(
+                output=output,
+                route=tracked.route if tracked.route is not None else ctx.route,
+                interrupts=tracked.interrupts,
+                branch=invocation.branch,
+            )
+
+    def _replay(self, node: BaseNode, record: NodeRecord) -> NodeOutcome | None:
+        """The outcome of a node run the log already holds, or None when it must run."""
+        if getattr(node, "replays_children", False):  # a workflow replays its own nodes
+            return None
+        answers = self.log.answers
+        unresolved = [i for i in record.interrupts if i not in answers]
+        if unresolved:
+            if node.rerun_on_resume and len(unresolved) < len(record.interrupts):
+                return None
+            return NodeOutcome(interrupts=unresolved)
+        if record.has_output or record.route is not None:
+            return NodeOutcome(output=record.output, route=record.route)
+        if record.error is not None:
+            return None
+        if record.interrupts:
+            if not node.rerun_on_resume:
+                given = [answers[i] for i in record.interrupts]
+                output = given[0] if len(given) == 1 else {i: answers[i] for i in record.interrupts}
+                return NodeOutcome(output=output)
+            return NodeOutcome() if record.done else None
+        if node.rerun_on_resume or self.resumable:
+            return NodeOutcome() if record.done else None
+        return NodeOutcome()  # it finished without an output (google-adk fast-forwards it)
+
+    async def _drive(
+        self, node: BaseNode, ctx: Context, node_input: Any, tracked: _Tracked
+    ) -> None:
+        events = node.run(ctx=ctx, node_input=node_input)
+        try:
+            async for event in events:
+                await self._emit(ctx, event, tracked, node)
+        finally:
+            await events.aclose()
+
+    async def _emit(self, ctx: Context, event: Event, tracked: _Tracked, node: BaseNode) -> None:
+        """Fill in the event's workflow fields and the node's pending state; commit it."""
+        if event.output is not None:
+            if tracked.output_emitted:
+                raise WorkflowDataError(
+                    f"Node {node.name!r} yielded a second output: a node produces at most one "
+                    "output per run. Yield other results as state or content, or split the node."
+                )
+            tracked.output = event.output
+        native = not event.author or event.author == node.name or not isinstance(node, AgentNode)
+        if native and event.actions.route is not None:
+            tracked.route = event.actions.route
+        if event.long_running_tool_ids:
+            tracked.interrupts.extend(sorted(event.long_running_tool_ids))
+        if not isinstance(node, AgentNode) or not event.author:
+            event.author = ctx.event_author
+        event.invocation_id = ctx.invocation_id
+        event.node_info.path = ctx.node_path
+        if event.branch is None:
+            event.branch = ctx.branch
+        if event.output is not None:
+            if ctx.output_delegated:
+                if event.content is None and event.actions.is_empty():
+                    tracked.output_emitted = True
+                    return
+                event.output = None
+            else:
+                event.node_info.output_for = [ctx.node_path, *ctx.output_for_ancestors]
+                tracked.output_emitted = True
+        if event.actions.route is not None:
+            tracked.route_emitted = True
+        if not event.partial:
+            pending = ctx.actions
+            if pending.state_delta:
+                event.actions.state_delta = {**pending.state_delta, **event.actions.state_delta}
+                pending.state_delta.clear()  # the same dict ctx.state writes to
+            if pending.artifact_delta:
+                event.actions.artifact_delta.update(pending.artifact_delta)
+                pending.artifact_delta.clear()
+        _check_state(node, ctx, event)
+        await self.emit(event)
+
+    async def _finish(self, node: BaseNode, ctx: Context, tracked: _Tracked) -> None:
+        """Commit what the node set on its context but did not yield (``ctx.output =``,
+        ``ctx.route =``, state written last), or the done marker of a resumable run."""
+        output = None
+        if ctx.output is not None and not tracked.output_emitted and not ctx.output_delegated:
+            output = ctx.output
+        route = ctx.route if ctx.route is not None and not tracked.route_emitted else None
+        if output is not None or route is not None or not ctx.actions.is_empty():
+            event = Event(output=output, route=route)
+            await self._emit(ctx, event, tracked, node)
+            return
+        if (
+            self.resumable
+            and not tracked.output_emitted
+            and not tracked.interrupts
+            and tracked.route is None
+        ):
+            await self.emit(
+                Event(
+                    author=ctx.event_author,
+                    invocation_id=ctx.invocation_id,
+                    branch=ctx.branch,
+                    node_path=ctx.node_path,
+                    custom_metadata={DONE_KEY: True},
+                )
+            )
+
+    # --- NodeRuntime: ctx.run_node ---
+    async def run_dynamic(
+        self,
+        ctx: Context,
+        node: Any,
+        node_input: Any,
+        *,
+        run_id: str | None,
+        use_as_output: bool,
+        use_sub_branch: bool,
+    ) -> Any:
+        """Run ``node`` as a child of ``ctx``'s node (``ctx.run_node``); its output."""
+        built = self._built.get(id(node))
+        if built is None:
+            built = self._built[id(node)] = build_node(node)
+        rid = run_id or self.next_run_id(ctx.node_path, built.name)
+        branch = ctx.branch
+        if use_sub_branch:
+            segment = f"{built.name}@{rid}"
+            branch = f"{branch}.{segment}" if branch else segment
+        outcome = await self.run(
+            built,
+            parent=ctx,
+            node_input=node_input,
+            run_id=rid,
+            branch=branch,
+            use_as_output=use_as_output,
+        )
+        if outcome.error is not None:
+            raise outcome.error
+        if outcome.interrupts:
+            raise NodeInterrupted(outcome.interrupts)
+        if use_as_output:
+            if ctx.output_delegated:
+                raise WorkflowDataError(
+                    f"Node {ctx.node_path!r} ran a second child with use_as_output=True: only "
+                    "one child's output can be the node's output."
+                )
+            ctx.output = outcome.output
+            ctx.output_delegated = True
+        return outcome.output
+
+
+def _error_code(error: BaseException) -> str:
+    status = getattr(error, "status", None)
+    return status if isinstance(status, str) else type(error).__name__
+
+
+def _check_state(node: BaseNode, ctx: Context, event: Event) -> None:
+    """Reject state the node's (or its workflow's) ``state_schema`` does not allow."""
+    schema = _state_schema(node, ctx)
+    if schema is None or not event.actions.state_delta:
+        return
+    for key, value in event.actions.state_delta.items():
+        if key.startswith(("app:", "user:", "temp:")):
+            continue
+        if key not in schema.model_fields:
+            raise WorkflowDataError(
+                f"State key {key!r} is not declared in state_schema {schema.__name__!r}. "
+                f"Declared keys: {sorted(schema.model_fields)}."
+            )
+        try:
+            schema.__pydantic_validator__.validate_assignment(schema.model_construct(), key, value)
+        except ValidationError as exc:
+            raise WorkflowDataError(
+                f"State key {key!r} does not fit state_schema {schema.__name__!r}: {exc}"
+            ) from exc
+
+
+def _state_schema(node: BaseNode, ctx: Context) -> type[BaseModel] | None:
+    if node.state_schema is not None:
+        return node.state_schema
+    parent = ctx.parent_ctx
+    while parent is not None:
+        owner = parent.node
+        if isinstance(owner, BaseNode) and owner.state_schema is not None:
+            return owner.state_schema
+        parent = parent.parent_ctx
+    return None

@@ -1,0 +1,308 @@
+"""``Workflow``: a graph of nodes, run as an agent or as a node of another workflow.
+
+A node runs once per trigger. ``START``'s successors are triggered with the workflow's
+input (the user's message, or the input the enclosing workflow gives it); when a node
+finishes, each edge it takes triggers its target with the node's output (a ``JoinNode``
+waits for all its predecessors and gets ``{name: output}``). Edges out of a node that
+emitted a route are taken when the route matches (``DEFAULT_ROUTE`` when none does).
+Nodes triggered together run concurrently (each on a branch of its own when a node fans
+out), up to ``max_concurrency``. The workflow's output is its terminal node's output.
+
+A node that asks the user (``RequestInput``, a tool confirmation) pauses the workflow; the
+user's answer continues it from the log (:mod:`eventide.workflow.replay`): finished nodes
+are replayed, not run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from eventide.agents.base_agent import BaseAgent
+from eventide.contexts import Context, InvocationContext
+from eventide.errors import GraphValidationError, NodeInterrupted, WorkflowConfigurationError
+from eventide.events import Event
+from eventide.workflow.base_node import START, BaseNode
+from eventide.workflow.function_node import FunctionNode
+from eventide.workflow.graph import EdgeItem, Graph
+from eventide.workflow.node_data import validate_node_data
+from eventide.workflow.node_runner import NodeOutcome, NodeRunner
+from eventide.workflow.replay import read_run
+
+__all__ = ["Workflow"]
+
+
+@dataclass(slots=True, kw_only=True)
+class _Trigger:
+    input: Any
+    sub_branch: bool = False
+    branch: str | None = None
+
+
+class _Done:
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariableOverride]
+    """A graph workflow (see the module docstring); an agent the Runner runs like any other.
+
+    Attributes:
+        edges: the graph as edge items: ``Edge`` objects or tuple chains such as
+            ``("START", fetch, {"ok": save, "bad": report})``.
+        graph: the compiled graph (built from ``edges``).
+        max_concurrency: at most this many graph nodes run at once (None or <= 0: no limit;
+            ``ctx.run_node`` children are not counted).
+        rerun_on_resume: as a node of another workflow it always continues its own nodes
+            from the log.
+    """
+
+    # The durable runtime re-runs a workflow to resume it: it reads its place from the log.
+    resumes_from_log: ClassVar[bool] = True
+    replays_children: ClassVar[bool] = True
+
+    rerun_on_resume: bool = True
+    edges: list[EdgeItem] = Field(default_factory=list)
+    graph: Graph | None = None
+    max_concurrency: int | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        if self.edges and self.graph is None:
+            self.graph = Graph.from_edge_items(self.edges)
+        self._check_state_schema()
+
+    def _check_state_schema(self) -> None:
+        schema = self.state_schema
+        if schema is None or self.graph is None:
+            return
+        for node in self.graph.nodes:
+            if not isinstance(node, FunctionNode):
+                continue
+            for name in node.parameters:
+                if name not in schema.model_fields:
+                    raise GraphValidationError(
+                        f"FunctionNode {node.name!r} parameter {name!r} is not declared in "
+                        f"state_schema {schema.__name__!r}. Declared fields: "
+                        f"{sorted(schema.model_fields)}"
+                    )
+
+    # --- as an agent (the Runner's entry) ---
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | _Done] = asyncio.Queue()
+
+        async def emit(event: Event) -> None:
+            committed: asyncio.Future[None] = loop.create_future()
+            await queue.put((event, committed))
+            await committed
+
+        path = f"{self.name}@1"
+        log = read_run(ctx.session.events, path)
+        node_input: Any = ctx.user_content
+        if log.resuming and log.start is not None:
+            node_input = log.start
+        runner = NodeRunner(emit, log, resumable=ctx.resumable)
+        root = Context(
+            ctx, node=self, node_path=path, run_id="1", runtime=runner, event_author=self.name
+        )
+
+        async def main() -> None:
+            try:
+                await self._run_graph(root, node_input, runner)
+            except NodeInterrupted:
+                pass  # paused for the user: the answer continues the run
+            except BaseException as error:  # noqa: BLE001 - handed to the consumer
+                await queue.put(_Done(error))
+                return
+            await queue.put(_Done(None))
+
+        task = asyncio.create_task(main(), name=f"eventide-workflow-{self.name}")
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, _Done):
+                    if item.error is not None:
+                        raise item.error
+                    return
+                event, committed = item
+                yield event
+                if not committed.done():
+                    committed.set_result(None)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    # --- as a node of another workflow ---
+    async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
+        runner = ctx.node_runtime
+        if not isinstance(runner, NodeRunner):
+            raise WorkflowConfigurationError(
+                f"Workflow {self.name!r} runs as a node only inside another workflow; run it "
+                "with a Runner otherwise."
+            )
+        ctx.event_author = self.name
+        output = await self._run_graph(ctx, node_input, runner)
+        if output is not None:
+            ctx.output = output
+            ctx.output_delegated = True  # its terminal node's output event says so
+        return
+        yield  # pragma: no cover - makes this an async generator
+
+    # --- the graph loop ---
+    async def _run_graph(self, ctx: Context, node_input: Any, runner: NodeRunner) -> Any:
+        """Run the graph; the terminal node's output (None when none).
+
+        Raises:
+            NodeInterrupted: a node waits for the user.
+            Exception: a node failed (after its retries).
+        """
+        graph = self.graph
+        if graph is None:
+            return None
+        node_input = validate_node_data(self.input_schema, node_input)
+        triggers: dict[str, list[_Trigger]] = {}
+        outputs: dict[str, Any] = {}
+        branches: dict[str, str | None] = {}
+        done: set[str] = set()
+        arrivals: dict[str, set[str]] = {}
+        waiting: dict[str, list[str]] = {}
+        pending: dict[str, asyncio.Task[NodeOutcome]] = {}
+        terminal = graph.terminal_node_names
+
+        def trigger_join(target: str) -> None:
+            predecessors = graph.predecessors(target)
+            got = arrivals.get(target, set())
+            if len(got) < len(predecessors) - (START.name in predecessors):
+                return  # not all in yet: cheap before the full check, so a join is O(n)
+            if not all(p == START.name or (p in got and p in done) for p in predecessors):
+                return
+            arrivals.pop(target, None)
+            joined = {p: outputs.get(p) for p in predecessors}
+            branch = _common_branch([branches.get(p) for p in predecessors])
+            triggers.setdefault(target, []).append(_Trigger(input=joined, branch=branch))
+
+        starts = [e.to_node.name for e in graph.edges if e.from_node is START]
+        for name in starts:
+            if graph.node(name).requires_all_predecessors:
+                outputs[START.name] = node_input
+                branches[START.name] = ctx.branch
+                done.add(START.name)
+                arrivals.setdefault(name, set()).add(START.name)
+                trigger_join(name)
+            else:
+                triggers.setdefault(name, []).append(
+                    _Trigger(input=node_input, sub_branch=len(starts) > 1)
+                )
+        limit = self.max_concurrency if self.max_concurrency and self.max_concurrency > 0 else 0
+        try:
+            while True:
+                for name in list(triggers):
+                    if name in pending or name in waiting:
+                        continue
+                    if limit and len(pending) >= limit:
+                        break
+                    queued = triggers[name]
+                    trigger = queued.pop(0)
+                    if not queued:
+                        del triggers[name]
+                    pending[name] = self._start(
+                        ctx, runner, graph.node(name), trigger, name in terminal
+                    )
+                if not pending:
+                    break
+                finished, _ = await asyncio.wait(
+                    pending.values(), return_when=asyncio.FIRST_COMPLETED
+                )
+                failure: BaseException | None = None
+                for name in [n for n, t in pending.items() if t in finished]:
+                    outcome = pending.pop(name).result()
+                    if outcome.error is not None:
+                        failure = failure or outcome.error
+                        continue
+                    if outcome.interrupts:
+                        waiting[name] = outcome.interrupts
+                        continue
+                    node = graph.node(name)
+                    if node.wait_for_output and outcome.output is None and outcome.route is None:
+                        continue
+                    done.add(name)
+                    if outcome.output is not None:
+                        outputs[name] = outcome.output
+                    else:
+                        outputs.pop(name, None)
+                    branches[name] = outcome.branch
+                    targets = graph.next_nodes(name, outcome.route)
+                    for target in targets:
+                        if graph.node(target).requires_all_predecessors:
+                            arrivals.setdefault(target, set()).add(name)
+                            trigger_join(target)
+                        else:
+                            triggers.setdefault(target, []).append(
+                                _Trigger(
+                                    input=outcome.output,
+                                    sub_branch=len(targets) > 1,
+                                    branch=outcome.branch,
+                                )
+                            )
+                if failure is not None:
+                    raise failure
+        finally:
+            for task in pending.values():
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending.values(), return_exceptions=True)
+        if waiting:
+            raise NodeInterrupted([i for ids in waiting.values() for i in ids])
+        results = [outputs[name] for name in graph.nodes_order(terminal) if name in outputs]
+        if len(results) > 1:
+            raise WorkflowConfigurationError(
+                f"Workflow {self.name}: multiple terminal nodes produced output "
+                f"({len(results)}). A workflow must have at most one terminal output: join "
+                "the branches with a JoinNode."
+            )
+        return validate_node_data(self.output_schema, results[0]) if results else None
+
+    def _start(
+        self,
+        ctx: Context,
+        runner: NodeRunner,
+        node: BaseNode,
+        trigger: _Trigger,
+        is_terminal: bool,
+    ) -> asyncio.Task[NodeOutcome]:
+        run_id = runner.next_run_id(ctx.node_path, node.name)
+        branch = trigger.branch if trigger.branch is not None else ctx.branch
+        if trigger.sub_branch:
+            segment = f"{node.name}@{run_id}"
+            branch = f"{branch}.{segment}" if branch else segment
+        return asyncio.create_task(
+            runner.run(
+                node,
+                parent=ctx,
+                node_input=trigger.input,
+                run_id=run_id,
+                branch=branch,
+                use_as_output=is_terminal,
+            ),
+            name=f"eventide-node-{ctx.node_path}/{node.name}@{run_id}",
+        )
+
+
+def _common_branch(branches: list[str | None]) -> str | None:
+    """The longest dot-separated prefix the branches share (None when none)."""
+    split = [b.split(".") if b else [] for b in branches]
+    if not split:
+        return None
+    common: list[str] = []
+    for parts in zip(*split, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    return ".".join(common) or None
