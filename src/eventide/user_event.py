@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from eventide import types
-from eventide._model import construct_trusted
+from eventide._fastpath import construct_trusted
 from eventide.contexts import InvocationContext
 from eventide.credential_redaction import answers_credential_request, store_credentials
 from eventide.events import Event, EventActions
