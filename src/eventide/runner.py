@@ -345,14 +345,9 @@ class Runner:
         state_delta: dict[str, Any] | None = None,
         run_config: RunConfig | None = None,
     ) -> Iterator[Event]:
-        """The synchronous convenience over :meth:`run_async`, for scripts and notebooks.
-        Breaking out of the loop early cancels the invocation cleanly.
-
-        It runs the invocation on a private event loop kept by this Runner (so services that
-        hold connections keep working across calls); inside a running event loop, on a
-        worker thread (see :mod:`eventide.runner_sync`): there, ``async for event in
-        runner.run_async(...)`` is the better choice.
-        """
+        """:meth:`run_async` for scripts and notebooks (breaking out early cancels cleanly),
+        on this Runner's private event loop, or a worker thread inside a running loop (see
+        :mod:`eventide.runner_sync`; there, ``async for ... in run_async`` is better)."""
         events = self.run_async(
             user_id=user_id,
             session_id=session_id,
@@ -399,8 +394,7 @@ class Runner:
         return prepare_models_ahead(self.agent)
 
     async def close(self) -> None:
-        """Close the runner: its agents' toolsets and its plugins are closed; later runs
-        raise."""
+        """Close the agents' toolsets and the plugins; later runs raise."""
         if self._closed:
             return
         self._closed = True
@@ -430,18 +424,22 @@ class Runner:
 
 
 class InMemoryRunner(Runner):
-    """A Runner with in-memory session, artifact and memory services: for tests and demos."""
+    """In-memory services, for tests and demos; an ``agent``, ``node`` or ``app`` as in ADK."""
 
     def __init__(
         self,
-        agent: BaseAgent,
+        agent: BaseAgent | None = None,
         *,
-        app_name: str = "InMemoryRunner",
+        app_name: str | None = None,
         plugins: Sequence[BasePlugin] | None = None,
+        app: App | None = None,
+        node: BaseAgent | None = None,
     ) -> None:
         super().__init__(
-            app_name=app_name,
+            app_name=app_name or (None if app is not None else "InMemoryRunner"),
             agent=agent,
+            node=node,
+            app=app,
             session_service=InMemorySessionService(),
             artifact_service=InMemoryArtifactService(),
             memory_service=InMemoryMemoryService(),
