@@ -20,7 +20,7 @@ from eventide.errors import SessionNotFoundError, UsageError
 from eventide.events import Event
 from eventide.flows.task_delegation import reply_branch
 from eventide.run_config import RunConfig
-from eventide.runtime.markers import ANSWERED, STARTED
+from eventide.runtime.markers import ANSWERED, FINISHED, STARTED, mark
 from eventide.user_event import user_event
 
 if TYPE_CHECKING:
@@ -33,7 +33,16 @@ if TYPE_CHECKING:
     from eventide.sessions.base_session_service import BaseSessionService
     from eventide.sessions.session import Session
 
-__all__ = ["FRESH", "RESUME", "RUN", "Services", "Start", "Turn", "begin"]
+__all__ = [
+    "FRESH",
+    "RESUME",
+    "RUN",
+    "Services",
+    "Start",
+    "Turn",
+    "answer_before_run",
+    "begin",
+]
 
 # What a Turn asks for: run a message (or continue an invocation, in a resumable app),
 # continue an invocation only (resume_async), or run a message in a new invocation only.
@@ -79,6 +88,7 @@ class Turn:
     resume_unfinished: bool = False
     mode: str = RUN
     abort_signal: asyncio.Event | None = None
+    session: Session | None = None  # as the caller just read it (run_async(session=...))
 
 
 @dataclass(slots=True)
@@ -96,6 +106,14 @@ class Start:
     ctx: InvocationContext
     resumed: bool = False
     then: Turn | None = None
+
+    @property
+    def marks_first_event(self) -> bool:
+        """The agent's first committed event must carry the ``started`` marker: a resumable
+        invocation that starts with nothing of it committed yet (no user event)."""
+        events, ctx = self.ctx.session.events, self.ctx
+        committed = bool(events) and events[-1].invocation_id == ctx.invocation_id
+        return ctx.resumable and not self.resumed and not committed
 
 
 async def begin(runner: Services, turn: Turn) -> Start:
@@ -125,7 +143,9 @@ async def begin(runner: Services, turn: Turn) -> Start:
                 # it (on the calls' branch), it goes on from its log, as google-adk's
                 # resumable apps do.
                 ctx = _new_context(runner, found.invocation_id, session, turn.run_config)
-                answer = await user_event(ctx, message, delta, mark=ANSWERED, branch=found.branch)
+                answer = await user_event(
+                    ctx, message, delta, invocation_mark=ANSWERED, branch=found.branch
+                )
                 await _commit(runner, ctx, answer)
             start = _continue(runner, session, found.invocation_id, turn.run_config)
             if found.then_new:
@@ -134,12 +154,30 @@ async def begin(runner: Services, turn: Turn) -> Start:
     invocation_id = turn.invocation_id or new_invocation_id()
     ctx = _new_context(runner, invocation_id, session, turn.run_config)
     if turn.new_message is not None or turn.state_delta:
-        mark = STARTED if runner.resumable else None
+        marker = STARTED if runner.resumable else None
         # A reply to a task agent's question goes on the task's branch (Task API).
         branch = reply_branch(session.events)
-        event = await user_event(ctx, turn.new_message, turn.state_delta, mark=mark, branch=branch)
+        event = await user_event(
+            ctx, turn.new_message, turn.state_delta, invocation_mark=marker, branch=branch
+        )
         await _commit(runner, ctx, event)
     return Start(ctx)
+
+
+async def answer_before_run(ctx: InvocationContext) -> Event | None:
+    """The answer a plugin's ``before_run_callback`` gives instead of the agent, as the
+    invocation's one event (its ``finished`` marker on it in a resumable app), or None."""
+    early = await ctx.plugin_manager.before_run_callback(invocation_context=ctx)
+    if early is None:
+        return None
+    event = Event(
+        invocation_id=ctx.invocation_id,
+        author="model",
+        content=types.to_content(early, role="model"),
+    )
+    if ctx.resumable:
+        mark(event, FINISHED)
+    return event
 
 
 def _continue(
@@ -163,6 +201,9 @@ async def _load_session(runner: Services, turn: Turn, *, create: bool) -> Sessio
     session that ran the invocation)."""
     service, app_name = runner.session_service, runner.app_name
     user_id, session_id = turn.user_id, turn.session_id
+    if turn.session is not None:
+        _check_given_session(turn.session, app_name, user_id, session_id)
+        return turn.session
     session = await service.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
     if session is None:
         if not create:
@@ -198,3 +239,14 @@ async def _commit(runner: Services, ctx: InvocationContext, event: Event) -> Non
     if delta:
         ctx.hold_temp_state(delta)
     await runner.session_service.append_event(ctx.session, event)
+
+
+def _check_given_session(session: Session, app_name: str, user_id: str, session_id: str) -> None:
+    """Refuse a ``session`` handed to ``run_async`` that is not the one its ids name."""
+    given = (session.app_name, session.user_id, session.id)
+    if given != (app_name, user_id, session_id):
+        raise UsageError(
+            f"run_async(session=...) got session {given!r}, but the call names "
+            f"{(app_name, user_id, session_id)!r}: pass the session those ids name, as just "
+            "read from this Runner's session service (or no session, to have it read)."
+        )

@@ -3,12 +3,29 @@ ordering rules (the ones the official client enforces as it reads a stream)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ag_ui.core import Event
+from ag_ui.encoder import EventEncoder
 from pydantic import TypeAdapter
 
 _EVENT: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+def encoded_frames(body: str) -> list[dict[str, Any]]:
+    """The frames of a stream's whole body, each checked to be, byte for byte, what the
+    package's ``EventEncoder`` writes for the event it holds (Eventide writes most frames
+    from their fields, without the models)."""
+    encoder = EventEncoder()
+    frames: list[dict[str, Any]] = []
+    for chunk in body.split("\n\n")[:-1]:
+        assert chunk.startswith("data: "), chunk
+        event = _EVENT.validate_json(chunk[6:])
+        assert encoder.encode(event) == chunk + "\n\n", (chunk, encoder.encode(event))
+        frames.append(json.loads(chunk[6:]))
+    assert body.endswith("\n\n") or not body, body[-200:]
+    return frames
 
 
 def check_stream(frames: list[dict[str, Any]]) -> list[Any]:

@@ -75,7 +75,9 @@ def test_the_api_server_prepares_the_models_of_its_apps_at_start_up() -> None:
 
     model = Recording(threads=[])
     api = create_app(apps={"a": App(name="a", root_agent=LlmAgent(name="root", model=model))})
-    with TestClient(api) as client:  # start-up, then shutdown (which waits for preparing)
+    with TestClient(
+        api, base_url="http://localhost"
+    ) as client:  # start-up, then shutdown (which waits for preparing)
         assert client.get("/health").status_code == 200
     assert model.threads == ["eventide-prepare-models"]
 
@@ -84,7 +86,7 @@ def test_the_api_server_prepares_the_models_of_its_apps_at_start_up() -> None:
         apps={"a": App(name="a", root_agent=LlmAgent(name="root", model=queued))},
         invocation_queue=object(),  # type: ignore[arg-type]  # never used by this test
     )
-    with TestClient(api) as client:
+    with TestClient(api, base_url="http://localhost") as client:
         assert client.get("/health").status_code == 200
     assert queued.threads == []
 

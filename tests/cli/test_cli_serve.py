@@ -36,6 +36,18 @@ def wait_until_healthy(process: subprocess.Popen[str], base: str) -> None:
     pytest.fail("server did not become healthy")
 
 
+def _start(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``eventide ARGS`` in a subprocess, its output captured."""
+    return subprocess.Popen(
+        [*eventide_command(), *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("command", ["api-server", "web"])
 def test_server_serves_a_new_app_on_the_demo_model_and_stops_on_sigint(
@@ -46,13 +58,8 @@ def test_server_serves_a_new_app_on_the_demo_model_and_stops_on_sigint(
     assert run_cli(["new", "weather_bot"], cwd=tmp_path, env=cli_env).returncode == 0
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [*eventide_command(), command, str(tmp_path), "--port", str(port), "--auth-token", "t0k"],
-        cwd=tmp_path,
-        env=cli_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    process = _start(
+        [command, str(tmp_path), "--port", str(port), "--auth-token", "t0k"], tmp_path, cli_env
     )
     try:
         wait_until_healthy(process, base)
@@ -87,3 +94,60 @@ def test_server_serves_a_new_app_on_the_demo_model_and_stops_on_sigint(
     assert first.startswith("Using the offline demo model for weather_bot")
     assert f"Serving 1 app(s) from {tmp_path.resolve()} at {base}" in out
     assert (tmp_path / ".eventide" / "sessions.db").is_file()
+
+
+@pytest.mark.slow
+def test_serving_every_interface_without_a_token_warns_and_allowed_host_adds_a_name(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """Binding 0.0.0.0 without --auth-token opens the agents to the network: the command
+    says so at start-up. --allowed-host adds a name the Host check serves (issue 33)."""
+    assert run_cli(["new", "bot"], cwd=tmp_path, env=cli_env).returncode == 0
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = _start(
+        ["api-server", str(tmp_path), "--host", "0.0.0.0", "--port", str(port)]
+        + ["--allowed-host", "agents.internal"],
+        tmp_path,
+        cli_env,
+    )
+    try:
+        wait_until_healthy(process, base)
+        named = httpx.get(f"{base}/list-apps", headers={"Host": "agents.internal"}, timeout=10)
+        assert named.json() == ["bot"]
+        other = httpx.get(f"{base}/list-apps", headers={"Host": "attacker.example"}, timeout=10)
+        assert other.status_code == 403
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    warning = " ".join(out.split())
+    assert "Warning: serving on 0.0.0.0 without --auth-token" in warning
+    assert "Set --auth-token (or EVENTIDE_AUTH_TOKEN)" in warning
+
+
+@pytest.mark.slow
+def test_the_readme_examples_folder_starts_clean(cli_env: dict[str, str]) -> None:
+    """`eventide api-server examples/` on a fresh clone (no google-adk): no traceback; each
+    app written for google-adk is one line that says to run `eventide migrate`; the apps
+    that load are served (issue 33)."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = _start(["api-server", str(examples), "--port", str(port)], examples, cli_env)
+    try:
+        wait_until_healthy(process, base)
+        loading = httpx.get(f"{base}/list-apps?detailed=true", timeout=30).json()["apps"]
+        refused = httpx.get(f"{base}/apps/adk_weather_bot/app-info", timeout=30)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert "Traceback" not in out + err
+    adk_lines = [line for line in out.splitlines() if "written for google-adk" in line]
+    assert len(adk_lines) == 3, out
+    for line in adk_lines:
+        assert line.startswith("App 'adk_") and "`eventide migrate`" in line
+    assert {"any_provider", "support_desk"} <= {app["name"] for app in loading}
+    assert not any(app["name"].startswith("adk_") for app in loading)
+    assert refused.status_code == 500
+    assert "eventide migrate" in refused.json()["detail"]

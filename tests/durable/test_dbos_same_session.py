@@ -176,7 +176,7 @@ async def test_an_invocation_recovered_after_a_later_one_finished_ends_with_an_e
             invocation_queue=relay.queue,
         )
         transport = httpx.ASGITransport(app=api)
-        client = httpx.AsyncClient(transport=transport, base_url="http://test")
+        client = httpx.AsyncClient(transport=transport, base_url="http://localhost")
         body = {
             "appName": "relay",
             "userId": "u",

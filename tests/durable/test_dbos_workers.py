@@ -501,7 +501,7 @@ async def _api_on_workers(
             "newMessage": {"role": "user", "parts": [{"text": "2 + 3?"}]},
         }
         transport = httpx.ASGITransport(app=api)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             yield client, body, services, workers
     finally:
         workers.stop()

@@ -1,4 +1,5 @@
-"""The streamed text frames written from templates are the frames the generic code writes."""
+"""The streamed text frames: chat's written from a template are the frames the generic code
+writes; every frame is one compact JSON object whose text survives any character."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ def test_chat_content_frames(delta: str) -> None:
     frames: list[bytes] = []
     chunks.event(_partial(delta), frames.append)
     assert frames == [chunks._chunk({"content": delta})]
+    data = frames[0].decode()
+    assert data.startswith("data: {") and data.endswith("}\n\n")
+    assert json.loads(data[6:])["choices"][0]["delta"] == {"content": delta}
 
 
 @pytest.mark.parametrize("delta", DELTAS)
@@ -48,5 +52,11 @@ def test_responses_text_delta_frames(delta: str) -> None:
         "logprobs": [],
         "sequence_number": 2,
     }
-    data = json.dumps(expected, ensure_ascii=False)
-    assert frame == f"event: response.output_text.delta\ndata: {data}\n\n"
+    head, data = frame.split("\n", 1)
+    assert head == "event: response.output_text.delta"
+    assert data.startswith("data: {") and data.endswith("}\n\n")
+    assert json.loads(data[6:]) == expected
+    # compact, as OpenAI's own frames (and one frame per line of data)
+    assert (
+        data == "data: " + json.dumps(expected, ensure_ascii=False, separators=(",", ":")) + "\n\n"
+    )

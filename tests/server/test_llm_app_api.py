@@ -149,5 +149,7 @@ def test_an_app_that_fails_to_load_is_a_500_naming_it(tmp_path: Path) -> None:
             assert client.get("/list-apps").json() == ["broken"]
             response = client.post("/run", json=body)
             assert response.status_code == 500
-            assert "App 'broken' could not be loaded" in response.json()["detail"]
-            assert "undefined_name" in response.json()["detail"]
+            detail = response.json()["detail"]
+            assert "App 'broken' failed to load (error id " in detail
+            assert "NameError: name 'undefined_name' is not defined" in detail
+            assert "Traceback" not in detail and str(tmp_path) not in detail

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,8 @@ from eventide.types import camel_case_keys
         ({"state": {"a": 1}, "session_id": "s"}, ({"a": 1}, "s")),
         ({"sessionId": "s"}, (None, "s")),
         ({"state": None}, (None, None)),
-        # Not the wrapper form: the whole object is the state.
-        ({"state": "draft", "step": 2}, ({"state": "draft", "step": 2}, None)),
-        ({"plan": "gold"}, ({"plan": "gold"}, None)),
+        # No wrapper key: the whole object is the state.
+        ({"plan": "gold", "step": 2}, ({"plan": "gold", "step": 2}, None)),
     ],
 )
 def test_create_session_body_shapes(body: JsonValue, expected: tuple[object, object]) -> None:
@@ -36,9 +36,33 @@ def test_create_session_body_shapes(body: JsonValue, expected: tuple[object, obj
     assert (parsed.state, parsed.session_id, parsed.events) == (*expected, [])
 
 
-@pytest.mark.parametrize("body", [[1], "state", {"session_id": 5}])
+@pytest.mark.parametrize(
+    "body", [[1], "state", {"session_id": 5}, {"state": "notadict"}, {"state": [1]}]
+)
 def test_create_session_body_rejects_non_objects(body: JsonValue) -> None:
     with pytest.raises(TypeError):
+        parse_create_session_body(body)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        # Issue 33: a typo beside a wrapper key was stored as state with a 200.
+        (
+            {"state": {"a": 1}, "sesionId": "x"},
+            "Unknown key 'sesionId' (did you mean 'sessionId'?)",
+        ),
+        ({"state": "draft", "step": 2}, "Unknown key 'step'"),
+        ({"sessionId": "a/b"}, "contains '/'"),
+        ({"sessionId": "s" * 129}, "129 characters long, over the limit of 128"),
+        ({"state": {f"k{i}": i for i in range(10_001)}}, "10001 keys, over the limit of 10000"),
+        ({f"k{i}": i for i in range(10_001)}, "10001 keys, over the limit of 10000"),
+    ],
+)
+def test_create_session_body_refuses_typos_bad_ids_and_too_many_keys(
+    body: JsonValue, message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
         parse_create_session_body(body)
 
 

@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 import threading
+import time
 from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import Any
@@ -339,12 +340,20 @@ def test_adk_dev_ui_against_eventide(adk_ui_server: ThreadedServer, tmp_path: Pa
             page.reload()
             expect(page.get_by_text("Answer slowly please")).to_be_visible()
             expect(page.get_by_text("Here is my file")).to_be_visible()
-            # The turn was cancelled when the page left: its stream was closed and its answer
-            # was never committed.
+            # The turn was cancelled when the page left: its stream was closed, its answer
+            # was never committed, and google-adk's INVOCATION_ABORTED marker seals it.
             assert SLOW_STREAM_CLOSED.wait(30)
             expect(page.get_by_text(re.compile(r"^Let me think"))).to_have_count(0)
-            events = httpx.get(f"{url}/apps/weather/users/user/sessions/{first}").json()["events"]
-            assert events[-1]["content"]["parts"][0]["text"] == "Answer slowly please"
+            # (the marker is committed right after the stream closes: wait for it)
+            for _ in range(100):
+                events = httpx.get(f"{url}/apps/weather/users/user/sessions/{first}").json()
+                events = events["events"]
+                if events[-1].get("errorCode"):
+                    break
+                time.sleep(0.1)
+            assert events[-2]["content"]["parts"][0]["text"] == "Answer slowly please"
+            assert events[-1]["errorCode"] == "INVOCATION_ABORTED"
+            assert "content" not in events[-1]
             # The reloaded page works: a streamed turn with a tool call.
             box.fill("Weather in Lyon?")
             box.press("Enter")

@@ -9,18 +9,18 @@ the protocol's ``RUN_ERROR``. The adapter keeps nothing: the thread is a session
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, cast
 
 import pydantic
-from ag_ui.core import RunAgentInput, RunErrorEvent
-from ag_ui.encoder import EventEncoder
+from ag_ui.core import RunAgentInput
 from fastapi import FastAPI, HTTPException
+from pydantic_core import from_json
 from starlette.requests import Request
 from starlette.responses import Response
 
 from eventide.ag_ui.event_stream import AgUiEvents
+from eventide.ag_ui.frames import run_error_frame
 from eventide.ag_ui.run_input import DEFAULT_USER, plan_turn
 from eventide.agents.base_agent import BaseAgent
 from eventide.apps.app import App
@@ -32,7 +32,7 @@ from eventide.protocol import USER_AUTHOR
 from eventide.runner import Runner
 from eventide.server.app_registry import AppRegistry
 from eventide.server.protocol_fast_path import ProtocolHandler
-from eventide.server.protocol_turns import TurnInput, stream_turn, turn_events
+from eventide.server.protocol_turns import TurnInput, open_session, stream_turn, turn_events
 from eventide.server.run_routes import InflightTurns
 from eventide.server.sse_batching import EventStreamResponse
 from eventide.sessions.base_session_service import BaseSessionService
@@ -134,14 +134,7 @@ async def run_ag_ui(
     """Answer one AG-UI request with ``runner`` (see the module docstring)."""
     run, earlier = await _run_input(request)
     user = user_id(request, run) if user_id is not None else _default_user(request, run)
-    service = runner.session_service
-    session = await service.get_session(
-        app_name=runner.app_name, user_id=user, session_id=run.thread_id
-    )
-    if session is None:
-        session = await service.create_session(
-            app_name=runner.app_name, user_id=user, session_id=run.thread_id
-        )
+    session, _ = await open_session(runner, user, run.thread_id)
     try:
         plan = plan_turn(run, session)
     except ProtocolInputError as exc:
@@ -161,11 +154,11 @@ async def run_ag_ui(
                 invocation_id=f"ag-ui-{run.run_id}",
                 actions=EventActions(state_delta=plan.state_delta),
             )
-            await service.append_event(session, change)
+            await runner.session_service.append_event(session, change)
         return EventStreamResponse(_nothing_to_run(writer))
     turn = TurnInput(
         user_id=user,
-        session_id=session.id,
+        session=session,
         new_message=plan.new_message,
         state_delta=plan.state_delta,
         client_tools=plan.client_tools,
@@ -187,7 +180,9 @@ async def _run_input(request: Request) -> tuple[RunAgentInput, list[object]]:
     """
     raw = await request.body()
     try:
-        body: Any = json.loads(raw)
+        # pydantic-core's parser: the body grows with the conversation, and json.loads
+        # took half again as long on it.
+        body: Any = from_json(raw)
     except ValueError as exc:
         raise HTTPException(
             400, detail=f"The body is not JSON ({exc}): send an AG-UI RunAgentInput."
@@ -198,10 +193,9 @@ async def _run_input(request: Request) -> tuple[RunAgentInput, list[object]]:
         messages: object = data.get("messages")
         if isinstance(messages, list):
             listed = cast("list[object]", messages)
-            last = max(
-                (i for i, m in enumerate(listed) if _role(m) == "assistant"),
-                default=0,
-            )
+            last = max(len(listed) - 1, 0)  # found from the end: the new messages are few
+            while last > 0 and _role(listed[last]) != "assistant":
+                last -= 1
             earlier = listed[:last]
             body = {**data, "messages": listed[last:]}
     try:
@@ -246,6 +240,6 @@ def _nothing_to_run(writer: AgUiEvents) -> Callable[[Callable[[bytes], None]], A
 
 def _run_error(code: str, message: str) -> Response:
     async def produce(emit: Callable[[bytes], None]) -> None:
-        emit(EventEncoder().encode(RunErrorEvent(message=message, code=code)).encode())
+        emit(run_error_frame(message, code))
 
     return EventStreamResponse(produce)

@@ -31,41 +31,20 @@ from typing import Any
 
 from ag_ui.core import (
     PROTOCOL_VERSION,
-    AssistantMessage,
-    BaseEvent,
-    FunctionCall,
     Interrupt,
     Message,
     MessagesSnapshotEvent,
-    RunErrorEvent,
-    RunFinishedEvent,
-    RunFinishedInterruptOutcome,
-    RunFinishedSuccessOutcome,
-    RunStartedEvent,
-    StateDeltaEvent,
-    StateSnapshotEvent,
-    StepFinishedEvent,
-    StepStartedEvent,
-    TextMessageEndEvent,
-    TextMessageStartEvent,
-    TokenUsage,
-    ToolCall,
-    ToolCallArgsEvent,
-    ToolCallEndEvent,
-    ToolCallResultEvent,
-    ToolCallStartEvent,
-    ToolMessage,
 )
-from ag_ui.encoder import EventEncoder
 from pydantic import TypeAdapter, ValidationError
 
+from eventide.ag_ui.frames import content_frame, encoded, frame, run_error_frame
 from eventide.events import Event
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION, SYNTHETIC_FUNCTIONS
+from eventide.server.protocol_turns import event_text
 
-__all__ = ["AgUiEvents", "content_frame"]
+__all__ = ["AgUiEvents"]
 
 Emit = Callable[[bytes], None]
-_ENCODER = EventEncoder()
 _MESSAGE: TypeAdapter[Any] = TypeAdapter(Message)
 
 
@@ -97,6 +76,9 @@ class AgUiEvents:
         self.state = dict(state)
         self.messages = list(messages)
         self.earlier_messages = earlier_messages or []
+        # This run's messages in their wire form, validated only for a MESSAGES_SNAPSHOT
+        # (an interrupted run's end): most runs never need them as models.
+        self.said: list[dict[str, Any]] = []
         self.client_tools = client_tools
         self.interrupts: list[Interrupt] = []
         self.pending: list[str] = []
@@ -107,22 +89,26 @@ class AgUiEvents:
         self._usage: dict[str, int] = {}
 
     def start(self, emit: Emit) -> None:
-        _send(
-            emit,
-            RunStartedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, protocol_version=PROTOCOL_VERSION
-            ),
+        emit(
+            frame(
+                {
+                    "type": "RUN_STARTED",
+                    "threadId": self.thread_id,
+                    "runId": self.run_id,
+                    "protocolVersion": PROTOCOL_VERSION,
+                }
+            )
         )
-        _send(emit, StateSnapshotEvent(snapshot=self.state))
+        emit(frame({"type": "STATE_SNAPSHOT", "snapshot": self.state}))
 
     def event(self, event: Event, emit: Emit) -> None:
         if event.author != self._step:
             self._close_text(emit)
             if self._step is not None:
-                _send(emit, StepFinishedEvent(step_name=self._step))
+                emit(frame({"type": "STEP_FINISHED", "stepName": self._step}))
             self._step = event.author
-            _send(emit, StepStartedEvent(step_name=event.author))
-        text = event.text
+            emit(frame({"type": "STEP_STARTED", "stepName": event.author}))
+        text = event_text(event)
         if event.partial:
             if text:
                 self._add_text(event.id, text, emit)
@@ -139,11 +125,19 @@ class AgUiEvents:
             call_id = response.id or ""
             content = json.dumps(response.response or {}, ensure_ascii=False)
             message_id = f"{event.id}-{call_id}"
-            _send(
-                emit,
-                ToolCallResultEvent(message_id=message_id, tool_call_id=call_id, content=content),
+            emit(
+                frame(
+                    {
+                        "type": "TOOL_CALL_RESULT",
+                        "messageId": message_id,
+                        "toolCallId": call_id,
+                        "content": content,
+                    }
+                )
             )
-            self.messages.append(ToolMessage(id=message_id, tool_call_id=call_id, content=content))
+            self.said.append(
+                {"id": message_id, "role": "tool", "toolCallId": call_id, "content": content}
+            )
         delta = event.actions.state_delta
         if delta:
             operations = [
@@ -153,7 +147,7 @@ class AgUiEvents:
             ]
             if operations:
                 self.state.update({k: v for k, v in delta.items() if not k.startswith("temp:")})
-                _send(emit, StateDeltaEvent.model_validate({"delta": operations}))
+                emit(frame({"type": "STATE_DELTA", "delta": operations}))
         if event.usage_metadata is not None:
             counts = event.usage_metadata
             usage = self._usage
@@ -169,46 +163,53 @@ class AgUiEvents:
                 type(error).__name__,
                 f"The agent failed: {type(error).__name__}: {error}",
             )
-            _send(emit, RunErrorEvent(message=message, code=code))
+            emit(run_error_frame(message, code))
             return
         if self._step is not None:
-            _send(emit, StepFinishedEvent(step_name=self._step))
+            emit(frame({"type": "STEP_FINISHED", "stepName": self._step}))
             self._step = None
-        usage = None
-        if self._usage:
-            tokens = self._usage
-            usage = [
-                TokenUsage(
-                    input_tokens=tokens["input"],
-                    output_tokens=tokens["output"],
-                    total_tokens=tokens["input"] + tokens["output"],
-                )
-            ]
         if self.interrupts:
-            _send(emit, StateSnapshotEvent(snapshot=self.state))
+            # The spec asks for the state and the messages before an interrupted run's end.
+            emit(frame({"type": "STATE_SNAPSHOT", "snapshot": self.state}))
             try:
                 earlier = [_MESSAGE.validate_python(m) for m in self.earlier_messages]
+                said = [_MESSAGE.validate_python(m) for m in self.said]
             except ValidationError as exc:
                 message = f"An earlier message of the request is not an AG-UI message: {exc}"
-                _send(emit, RunErrorEvent(message=message, code="INVALID_MESSAGES"))
+                emit(run_error_frame(message, "INVALID_MESSAGES"))
                 return
-            _send(emit, MessagesSnapshotEvent(messages=[*earlier, *self.messages]))
-            outcome: Any = RunFinishedInterruptOutcome(interrupts=self.interrupts)
+            messages = [*earlier, *self.messages, *said]
+            emit(encoded(MessagesSnapshotEvent(messages=messages)))
+            interrupts = [i.model_dump(mode="json", by_alias=True) for i in self.interrupts]
+            outcome: dict[str, Any] = {"type": "interrupt", "interrupts": interrupts}
+        elif self.pending:
+            outcome = {"type": "success", "pendingToolCallIds": self.pending}
         else:
-            outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=self.pending or None)
-        _send(
-            emit,
-            RunFinishedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, usage=usage
-            ),
-        )
+            outcome = {"type": "success"}
+        finished: dict[str, Any] = {
+            "type": "RUN_FINISHED",
+            "threadId": self.thread_id,
+            "runId": self.run_id,
+            "outcome": outcome,
+        }
+        if self._usage:
+            tokens = self._usage
+            total = tokens["input"] + tokens["output"]
+            finished["usage"] = [
+                {
+                    "inputTokens": tokens["input"],
+                    "outputTokens": tokens["output"],
+                    "totalTokens": total,
+                }
+            ]
+        emit(frame(finished))
 
     def _calls(self, event: Event, emit: Emit) -> None:
         calls = event.get_function_calls()
         if not calls:
             return
         waiting = event.long_running_tool_ids or set()
-        shown: list[ToolCall] = []
+        shown: list[dict[str, Any]] = []
         for call in calls:
             call_id = call.id or ""
             name = call.name or ""
@@ -217,16 +218,24 @@ class AgUiEvents:
                 self.interrupts.append(_interrupt(call_id, name, args))
                 continue
             arguments = json.dumps(args, ensure_ascii=False)
-            _send(
-                emit,
-                ToolCallStartEvent(
-                    tool_call_id=call_id, tool_call_name=name, parent_message_id=event.id
-                ),
+            emit(
+                frame(
+                    {
+                        "type": "TOOL_CALL_START",
+                        "toolCallId": call_id,
+                        "toolCallName": name,
+                        "parentMessageId": event.id,
+                    }
+                )
             )
-            _send(emit, ToolCallArgsEvent(tool_call_id=call_id, delta=arguments))
-            _send(emit, ToolCallEndEvent(tool_call_id=call_id))
+            emit(frame({"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": arguments}))
+            emit(frame({"type": "TOOL_CALL_END", "toolCallId": call_id}))
             shown.append(
-                ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments))
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
             )
             if call_id in waiting:
                 if name in self.client_tools:
@@ -241,14 +250,16 @@ class AgUiEvents:
                         )
                     )
         if shown:
-            self._assistant_message(event.id).tool_calls = shown
+            self._assistant_message(event.id)["toolCalls"] = shown
 
     def _add_text(self, message_id: str, delta: str, emit: Emit) -> None:
         if self._text != message_id:
             self._close_text(emit)
             self._text = message_id
             self._streamed = ""
-            _send(emit, TextMessageStartEvent(message_id=message_id, role="assistant"))
+            emit(
+                frame({"type": "TEXT_MESSAGE_START", "messageId": message_id, "role": "assistant"})
+            )
         self._streamed += delta
         emit(content_frame(message_id, delta))
 
@@ -256,17 +267,18 @@ class AgUiEvents:
         message_id = self._text
         if message_id is None:
             return
-        _send(emit, TextMessageEndEvent(message_id=message_id))
-        self._assistant_message(message_id).content = final_text or self._streamed
+        emit(frame({"type": "TEXT_MESSAGE_END", "messageId": message_id}))
+        self._assistant_message(message_id)["content"] = final_text or self._streamed
         self._text = None
         self._streamed = ""
 
-    def _assistant_message(self, message_id: str) -> AssistantMessage:
-        for message in reversed(self.messages):
-            if isinstance(message, AssistantMessage) and message.id == message_id:
-                return message
-        message = AssistantMessage(id=message_id)
-        self.messages.append(message)
+    def _assistant_message(self, message_id: str) -> dict[str, Any]:
+        known: dict[str, Any]
+        for known in reversed(self.said):
+            if known["id"] == message_id and known["role"] == "assistant":
+                return known
+        message: dict[str, Any] = {"id": message_id, "role": "assistant"}
+        self.said.append(message)
         return message
 
 
@@ -296,31 +308,6 @@ def _interrupt(call_id: str, name: str, args: dict[str, Any]) -> Interrupt:
     )
 
 
-def content_frame(message_id: str, delta: str) -> bytes:
-    """The ``TEXT_MESSAGE_CONTENT`` frame, byte for byte what the package's encoder writes
-    for ``TextMessageContentEvent(message_id=..., delta=...)`` (a test holds it to that).
-
-    Written directly because it is most of a streamed turn's frames, and the package's
-    models serialize through a Python-level wrap serializer at about twice the cost.
-    """
-    return b"".join(
-        (
-            b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":',
-            _JSON(message_id).encode(),
-            b',"delta":',
-            _JSON(delta).encode(),
-            b"}\n\n",
-        )
-    )
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False).encode
-
-
 def _pointer(key: str) -> str:
     """``key`` as one JSON Pointer reference token (RFC 6901)."""
     return key.replace("~", "~0").replace("/", "~1")
-
-
-def _send(emit: Emit, event: BaseEvent) -> None:
-    emit(_ENCODER.encode(event).encode())

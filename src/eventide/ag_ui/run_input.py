@@ -133,12 +133,14 @@ def _new_parts(messages: list[Message], session: Session) -> list[types.Part]:
     for index, message in enumerate(messages):
         if isinstance(message, AssistantMessage):
             last_assistant = index
-    names = _call_names(messages, session)
+    names: dict[str, str] | None = None  # read from the log only for a tool message
     parts: list[types.Part] = []
     for message in messages[last_assistant + 1 :]:
         if isinstance(message, UserMessage):
             parts.extend(_user_parts(message))
         elif isinstance(message, ToolMessage):
+            if names is None:
+                names = _call_names(messages, session)
             name = names.get(message.tool_call_id)
             if name is None:
                 raise _input_error(
@@ -216,12 +218,11 @@ def _resume_parts(
     entries: list[ResumeEntry], waiting: list[Interrupted], session: Session
 ) -> list[types.Part]:
     by_id = {call.call_id: call for call in waiting}
-    answered_before = _answered_ids(session)
     parts: list[types.Part] = []
     for entry in entries:
         call = by_id.pop(entry.interrupt_id, None)
         if call is None:
-            if entry.interrupt_id in answered_before:
+            if entry.interrupt_id in _answered_ids(session):
                 continue  # a replayed resume: already answered, nothing to do again
             raise _input_error(
                 "UNKNOWN_INTERRUPT",

@@ -240,6 +240,13 @@ def _serve_options(command: Any) -> Any:
             multiple=True,
             help="An origin allowed to call the API from a browser (repeatable; '*' for any).",
         ),
+        click.option(
+            "--allowed-host",
+            "allowed_hosts",
+            multiple=True,
+            help="A host name the server answers to besides loopback names and IP addresses "
+            "(repeatable; '*' for any, behind a proxy that checks Host).",
+        ),
         click.option("--trace", is_flag=True, help="Print OpenTelemetry spans to stderr."),
         click.option(
             "--log-level",
@@ -422,6 +429,7 @@ def _serve(
     session_db: str | None,
     auth_token: str | None,
     cors: tuple[str, ...],
+    allowed_hosts: tuple[str, ...],
     trace: bool,
     log_level: str,
     workers: str,
@@ -448,10 +456,21 @@ def _serve(
             ag_ui=ag_ui,
             a2a=a2a,
             a2a_send_wait=a2a_send_wait,
+            allowed_hosts=(host, *allowed_hosts),
         )
     except UsageError as exc:
         raise _UsageFailure(str(exc)) from exc
     from eventide.server.serve import serve
+
+    if auth_token is None and not _is_loopback(host):
+        console.print(
+            Text(
+                f"Warning: serving on {host} without --auth-token: anyone who can reach this "
+                "address can run the agents and read every session. Set --auth-token (or "
+                "EVENTIDE_AUTH_TOKEN), or serve on 127.0.0.1.",
+                style="bold yellow",
+            )
+        )
 
     where = f"http://{host}:{port}" + ("/dev-ui/" if web else "/docs")
     console.print(f"Serving {len(apps)} app(s) from {apps_dir.resolve()} at {where}")
@@ -481,6 +500,7 @@ def _build_server(
     ag_ui: bool = False,
     a2a: bool = False,
     a2a_send_wait: float | None = None,
+    allowed_hosts: tuple[str, ...] = (),
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
     from eventide.apps.loader import discover_apps, load_app
@@ -532,6 +552,7 @@ def _build_server(
         services=services,
         auth_token=auth_token,
         cors_origins=list(cors) or None,
+        allowed_hosts=list(allowed_hosts),
         web=web,
         adk_ui=adk_ui,
         invocation_queue=invocation_queue,
@@ -541,6 +562,18 @@ def _build_server(
         a2a_send_wait=a2a_send_wait,
     )
     return api, folders
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` (an interface to bind) is reachable from this machine only."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _check_a2a_extra() -> None:

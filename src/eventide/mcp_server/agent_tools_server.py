@@ -33,9 +33,8 @@ from mcp.server.lowlevel.server import Server
 from eventide import __version__, types
 from eventide.errors import AppLoadError, AppNotFoundError
 from eventide.events import Event
-from eventide.runner import Runner
 from eventide.server.app_registry import AppRegistry
-from eventide.server.protocol_turns import TurnInput, collect_turn, turn_events
+from eventide.server.protocol_turns import TurnInput, collect_turn, open_session, turn_events
 
 __all__ = ["DEFAULT_USER", "build_mcp_server"]
 
@@ -112,9 +111,10 @@ class _Handlers:
             return _error(f"No tool named {params.name!r}: {exc}")
         except AppLoadError as exc:
             return _error(str(exc))
-        session_id = await self._session(runner, session_arg or None)
+        session, _ = await open_session(runner, self.user_id, session_arg or None)
+        session_id = session.id
         message = types.Content(role="user", parts=[types.Part(text=request)])
-        turn = TurnInput(user_id=self.user_id, session_id=session_id, new_message=message)
+        turn = TurnInput(user_id=self.user_id, session=session, new_message=message)
         events = turn_events(runner, turn)
         progress = _Progress(ctx)
         collected, failure = await collect_turn(
@@ -139,19 +139,6 @@ class _Handlers:
             content=[mcp.TextContent(type="text", text=answer), *links],
             structured_content={"response": answer, "session_id": session_id},
         )
-
-    async def _session(self, runner: Runner, session_id: str | None) -> str:
-        service = runner.session_service
-        if session_id is not None:
-            found = await service.get_session(
-                app_name=runner.app_name, user_id=self.user_id, session_id=session_id
-            )
-            if found is not None:
-                return found.id
-        created = await service.create_session(
-            app_name=runner.app_name, user_id=self.user_id, session_id=session_id
-        )
-        return created.id
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: mcp.PaginatedRequestParams | None

@@ -13,9 +13,10 @@ response header.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
+
+from pydantic_core import to_json
 
 from eventide.events import Event
 from eventide.openai_compat.openai_errors import openai_error, openai_error_json
@@ -86,15 +87,14 @@ class ChatChunks:
         self._calls = 0
         # A content delta's frame is this object with the delta's JSON string in the middle:
         # written from the two halves, not by serializing the whole dict per chunk.
-        around = json.dumps(
+        around = to_json(
             {
                 **self._base,
                 "choices": [{"index": 0, "delta": {"content": "\x00"}, "finish_reason": None}],
-            },
-            ensure_ascii=False,
-        ).split('"\\u0000"')
-        self._content_head = b"data: " + around[0].encode()
-        self._content_tail = around[1].encode() + b"\n\n"
+            }
+        ).split(b'"\\u0000"')
+        self._content_head = b"data: " + around[0]
+        self._content_tail = around[1] + b"\n\n"
 
     def start(self, emit: Any) -> None:
         emit(self._chunk({"role": "assistant", "content": ""}))
@@ -106,7 +106,7 @@ class ChatChunks:
                     emit(self._chunk({"content": "\n\n"}))
                 self._texts += 1
             elif change == "text_delta":
-                emit(self._content_head + _JSON(delta).encode() + self._content_tail)
+                emit(self._content_head + to_json(delta) + self._content_tail)
             elif change == "call":
                 assert isinstance(item, ToolCall)
                 call = {
@@ -128,7 +128,7 @@ class ChatChunks:
             )
             code = output.error[0] if output.error is not None else type(error).__name__
             body = openai_error_json(message, kind="server_error", code=code)
-            emit(b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n")
+            emit(b"data: " + to_json(body) + b"\n\n")
         else:
             emit(self._chunk({}, finish_reason=_finish_reason(output)))
             if self.usage:
@@ -137,7 +137,7 @@ class ChatChunks:
                     "choices": [],
                     "usage": _usage(output.usage),
                 }
-                emit(b"data: " + json.dumps(frame).encode() + b"\n\n")
+                emit(b"data: " + to_json(frame) + b"\n\n")
         emit(b"data: [DONE]\n\n")
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
@@ -145,10 +145,7 @@ class ChatChunks:
             **self._base,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
         }
-        return b"data: " + json.dumps(frame, ensure_ascii=False).encode() + b"\n\n"
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False).encode
+        return b"data: " + to_json(frame) + b"\n\n"
 
 
 def _finish_reason(output: TurnOutput) -> str:

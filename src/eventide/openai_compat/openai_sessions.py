@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
+
+from pydantic_core import from_json, to_json
 
 from eventide import types
 from eventide._ids import new_id
@@ -38,7 +39,6 @@ __all__ = [
     "encode_response_id",
     "import_history",
     "name_answers",
-    "open_session",
     "request_user",
 ]
 
@@ -47,7 +47,7 @@ DEFAULT_USER = "openai"
 
 def encode_response_id(user_id: str, session_id: str) -> str:
     """A new response id that names its session: ``resp_<base64url of [user, session]>_<n>``."""
-    token = base64.urlsafe_b64encode(json.dumps([user_id, session_id]).encode()).decode()
+    token = base64.urlsafe_b64encode(to_json([user_id, session_id])).decode()
     return f"resp_{token.rstrip('=')}_{new_id().replace('-', '')}"
 
 
@@ -57,30 +57,13 @@ def decode_response_id(response_id: str) -> tuple[str, str] | None:
         return None
     token, _, _ = response_id[5:].rpartition("_")
     try:
-        decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        decoded = from_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except (binascii.Error, ValueError):
         return None
     named = as_list(decoded)
     if named is None or len(named) != 2 or not all(isinstance(part, str) for part in named):
         return None
     return str(named[0]), str(named[1])
-
-
-async def open_session(
-    runner: Runner, user_id: str, session_id: str | None
-) -> tuple[Session, bool]:
-    """The session to run the turn in (created when missing); whether it is new."""
-    service = runner.session_service
-    if session_id is not None:
-        session = await service.get_session(
-            app_name=runner.app_name, user_id=user_id, session_id=session_id
-        )
-        if session is not None:
-            return session, False
-    created = await service.create_session(
-        app_name=runner.app_name, user_id=user_id, session_id=session_id
-    )
-    return created, True
 
 
 async def import_history(runner: Runner, session: Session, items: list[ConversationItem]) -> None:

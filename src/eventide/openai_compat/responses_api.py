@@ -13,9 +13,10 @@ failed turn is ``failed`` with its ``error``. Streaming sends the API's events
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
+
+from pydantic_core import to_json
 
 from eventide.events import Event
 from eventide.openai_compat.request_fields import as_list, as_object
@@ -111,11 +112,14 @@ class ResponseEvents:
         self.output = output
         self._sequence = 0
         self._positions: dict[int, int] = {}  # id(item) -> its output_index
+        self._delta_fields = b""  # the open message's text-delta fields before the text
 
     def start(self, emit: Any) -> None:
-        resource = response_resource(self.shape, self.output, status="in_progress")
-        self._send(emit, {"type": "response.created", "response": resource})
-        self._send(emit, {"type": "response.in_progress", "response": resource})
+        resource = b'"response":' + to_json(
+            response_resource(self.shape, self.output, status="in_progress")
+        )
+        self._write(emit, b"response.created", resource)
+        self._write(emit, b"response.in_progress", resource)
 
     def event(self, event: Event, emit: Any) -> None:
         for change, item, delta in self.output.read(event):
@@ -140,26 +144,20 @@ class ResponseEvents:
                         "part": {"type": "output_text", "text": "", "annotations": []},
                     },
                 )
-            elif change == "text_delta":
-                assert isinstance(item, TurnText)
-                # The most frequent frame, written directly (the same JSON _send writes).
-                emit(
-                    b"".join(
-                        (
-                            b'event: response.output_text.delta\ndata: {"type": '
-                            b'"response.output_text.delta", "item_id": ',
-                            _JSON(_message_id(item)).encode(),
-                            b', "output_index": ',
-                            str(self._positions[id(item)]).encode(),
-                            b', "content_index": 0, "delta": ',
-                            _JSON(delta).encode(),
-                            b', "logprobs": [], "sequence_number": ',
-                            str(self._sequence).encode(),
-                            b"}\n\n",
-                        )
+                # The message's deltas (most of the frames) differ only in the text.
+                self._delta_fields = b"".join(
+                    (
+                        b'"item_id":',
+                        to_json(_message_id(item)),
+                        b',"output_index":%d,"content_index":0,"delta":' % index,
                     )
                 )
-                self._sequence += 1
+            elif change == "text_delta":
+                self._write(
+                    emit,
+                    b"response.output_text.delta",
+                    self._delta_fields + to_json(delta) + b',"logprobs":[]',
+                )
             elif change == "text_done":
                 assert isinstance(item, TurnText)
                 self._text_done(item, emit)
@@ -250,13 +248,19 @@ class ResponseEvents:
         return index
 
     def _send(self, emit: Any, frame: dict[str, Any]) -> None:
-        frame["sequence_number"] = self._sequence
-        self._sequence += 1
-        data = json.dumps(frame, ensure_ascii=False)
-        emit(f"event: {frame['type']}\ndata: {data}\n\n".encode())
+        kind = frame.pop("type")
+        self._write(emit, kind.encode(), to_json(frame)[1:-1])
 
-
-_JSON = json.JSONEncoder(ensure_ascii=False).encode
+    def _write(self, emit: Any, kind: bytes, fields: bytes) -> None:
+        """Send the event ``kind`` whose other fields are ``fields``, JSON object members
+        (``"a":1,"b":2``), numbered next. Compact JSON, as OpenAI's own frames, written by
+        pydantic-core's serializer: a fifth of json.dumps's cost."""
+        sequence = self._sequence
+        self._sequence = sequence + 1
+        emit(
+            b'event: %s\ndata: {"type":"%s",%s,"sequence_number":%d}\n\n'
+            % (kind, kind, fields, sequence)
+        )
 
 
 def _item(item: TurnText | ToolCall | ToolResult, done: bool) -> dict[str, Any]:

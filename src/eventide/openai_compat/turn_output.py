@@ -21,6 +21,7 @@ from typing import Literal
 
 from eventide.events import Event
 from eventide.protocol import SYNTHETIC_FUNCTIONS
+from eventide.server.protocol_turns import event_text
 
 __all__ = ["ToolCall", "ToolResult", "TurnOutput", "TurnText", "Usage"]
 
@@ -103,7 +104,7 @@ class TurnOutput:
     def read(self, event: Event) -> list[Change]:
         """Take in the next event; what it changed, in order."""
         changes: list[Change] = []
-        text = event.text
+        text = event_text(event)
         if event.partial:
             if text:
                 self._add_text(event.id, text, changes)

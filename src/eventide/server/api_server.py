@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from fastapi import FastAPI, HTTPException, Response
+from fastapi import Depends, FastAPI, HTTPException, Response
 from fastapi.responses import RedirectResponse
 
 from eventide.apps.app import App
@@ -32,6 +32,7 @@ from eventide.server.app_registry import AppRegistry, ServicesLike
 from eventide.server.artifact_routes import add_artifact_routes
 from eventide.server.bearer_auth import BearerAuthMiddleware
 from eventide.server.body_limit import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from eventide.server.browser_guard import DEFAULT_BODY_TIMEOUT, BrowserGuardMiddleware
 from eventide.server.dev_routes import add_dev_routes
 from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
@@ -39,8 +40,10 @@ from eventide.server.info_routes import add_info_routes, detailed_app_list
 from eventide.server.json_responses import json_response
 from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
+from eventide.server.openapi_errors import document_error_answers
 from eventide.server.protocol_fast_path import ProtocolFastPath, ProtocolHandler
 from eventide.server.queued_turns import QueuedTurns
+from eventide.server.request_limits import check_path_ids
 from eventide.server.run_routes import InflightTurns, TurnRoutes, Turns, add_run_routes
 from eventide.server.session_routes import add_session_routes
 from eventide.server.telemetry_consent import TelemetryConsent, add_telemetry_consent_routes
@@ -77,9 +80,11 @@ def create_app(
     services: ServicesLike | None = None,
     auth_token: str | None = None,
     cors_origins: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
     web: bool = False,
     adk_ui: str | Path | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
     traces: bool = True,
     invocation_queue: InvocationQueue | None = None,
     openai: bool = False,
@@ -103,12 +108,18 @@ def create_app(
         auth_token: when set, every endpoint but ``/health``, the docs and the dev UI's static
             files needs ``Authorization: Bearer <auth_token>``.
         cors_origins: origins allowed to call the API from a browser (``["*"]`` for any);
-            None adds no CORS headers.
+            None adds no CORS headers. These origins, and the server's own, are the only
+            ones a browser may write from or open ``/run_live`` from (see
+            :mod:`eventide.server.browser_guard`).
+        allowed_hosts: host names served besides loopback names and IP addresses (the
+            ``Host`` check against DNS rebinding); ``["*"]`` serves any name.
         web: also serve the dev web UI under ``/dev-ui/`` (``/`` redirects there).
         adk_ui: serve the UI found in this folder under ``/dev-ui/`` instead of Eventide's
             own: the built dev UI of an installed google-adk (see
             :func:`eventide.server.adk_ui.find_adk_ui`). Implies ``web``.
         max_body_bytes: request bodies longer than this are refused with a 413.
+        body_timeout: seconds a client may take between two parts of a request body
+            before it is answered 408.
         traces: record each turn's spans in memory (when the OpenTelemetry SDK is
             installed) and serve them on ``/dev/apps/{app}/debug/trace/...`` for the dev
             UIs' trace views.
@@ -183,6 +194,8 @@ def create_app(
         version=__version__,
         summary="Run Eventide agent apps over HTTP: sessions, turns (JSON or SSE), artifacts.",
         lifespan=lifespan,
+        # Ids in paths are checked once for every route (length, characters).
+        dependencies=[Depends(check_path_ids)],
     )
     api.state.eventide_registry = registry
     api.state.eventide_recorder = recorder
@@ -291,6 +304,14 @@ def create_app(
             # A2A agent cards are discovery documents: they say how to authenticate.
             open_suffixes=_A2A_CARD_PATHS if a2a else (),
         )
+    # Inside CORS, so that preflights are answered and refusals carry CORS headers; before
+    # auth, so that a foreign page learns nothing even of whether a token is needed.
+    api.add_middleware(
+        BrowserGuardMiddleware,
+        allowed_hosts=allowed_hosts or (),
+        allowed_origins=cors_origins or (),
+        body_timeout=body_timeout,
+    )
     if cors_origins is not None:
         from starlette.middleware.cors import CORSMiddleware
 
@@ -359,6 +380,7 @@ def _use_camel_case_schemas(api: FastAPI) -> None:
                 schema["properties"] = {camel(key): value for key, value in named.items()}
             if isinstance(schema.get("required"), list):
                 schema["required"] = [camel(key) for key in schema["required"]]
+        document_error_answers(spec)
         api.openapi_schema = spec
         return spec
 

@@ -17,6 +17,7 @@ from eventide import types
 from eventide.artifacts.base_artifact_service import (
     ArtifactVersion,
     BaseArtifactService,
+    memory_uri,
     validate_artifact_name,
 )
 from eventide.errors import InvalidArtifactNameError
@@ -44,11 +45,22 @@ def _checked_name(name: str) -> str:
     return name
 
 
-def _described(version: ArtifactVersion) -> dict[str, Any]:
+def _described(
+    version: ArtifactVersion, app_name: str, user_id: str, session_id: str, name: str
+) -> dict[str, Any]:
     """A version's metadata as ADK sends it: ``version``, ``canonicalUri``,
-    ``customMetadata``, ``createTime`` and (for bytes) ``mimeType``."""
-    data = camel_case_keys(version.model_dump(mode="json", exclude_none=True))
-    return cast("dict[str, Any]", data)
+    ``customMetadata``, ``createTime`` and (for bytes) ``mimeType``.
+
+    A ``file://`` URI would tell every caller where the server keeps its files; it is sent
+    as an ``artifact://`` URI naming the version by app, user, session and name instead.
+    """
+    data = cast(
+        "dict[str, Any]", camel_case_keys(version.model_dump(mode="json", exclude_none=True))
+    )
+    if str(data.get("canonicalUri", "")).startswith("file:"):
+        uri = memory_uri(app_name, user_id, session_id, name, version.version)
+        data["canonicalUri"] = "artifact://" + uri.removeprefix("memory://")
+    return data
 
 
 def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
@@ -116,7 +128,7 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         )
         if found is None:
             raise not_found(name, version)
-        return _described(found)
+        return _described(found, app_name, user_id, session_id, name)
 
     async def versions_of(app_name: str, user_id: str, session_id: str, name: str) -> list[int]:
         _checked_name(name)
@@ -167,14 +179,17 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
         if service is None:
             raise HTTPException(409, detail=_NO_SERVICE)
         extra = {"custom_metadata": body.custom_metadata} if body.custom_metadata else {}
-        version = await service.save_artifact(
-            app_name=app_name,
-            user_id=user_id,
-            session_id=session_id,
-            filename=name,
-            artifact=part,
-            **extra,
-        )
+        try:
+            version = await service.save_artifact(
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                filename=name,
+                artifact=part,
+                **extra,
+            )
+        except InvalidArtifactNameError as exc:  # e.g. too long for the file system
+            raise HTTPException(400, detail=str(exc)) from exc
         # (a 404 if another request deleted it in between)
         return json_response(await describe(app_name, user_id, session_id, name, version))
 
@@ -198,7 +213,7 @@ def add_artifact_routes(api: FastAPI, registry: AppRegistry) -> None:
                 app_name=app_name, user_id=user_id, session_id=session_id, filename=name
             )
         )
-        return json_response([_described(v) for v in listed])
+        return json_response([_described(v, app_name, user_id, session_id, name) for v in listed])
 
     @api.get(
         _ARTIFACTS + "/{name:path}/versions/{version}/metadata",

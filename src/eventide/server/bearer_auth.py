@@ -8,10 +8,11 @@ files, the API docs) pass without a token.
 from __future__ import annotations
 
 import hmac
-import json
 from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from eventide.server.asgi_answers import send_json_error
 
 __all__ = ["BearerAuthMiddleware"]
 
@@ -55,24 +56,13 @@ class BearerAuthMiddleware:
             reason = "Missing or wrong bearer token"
             await send({"type": "websocket.close", "code": 1008, "reason": reason})
             return
-        body = json.dumps(
-            {
-                "detail": "Missing or wrong bearer token: send the header "
-                "'Authorization: Bearer <token>' with the token the server was started with."
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", b'Bearer realm="eventide"'),
-                ],
-            }
+        await send_json_error(
+            send,
+            401,
+            "Missing or wrong bearer token: send the header 'Authorization: Bearer <token>' "
+            "with the token the server was started with.",
+            [(b"www-authenticate", b'Bearer realm="eventide"')],
         )
-        await send({"type": "http.response.body", "body": body})
 
     def _is_open(self, scope: Scope) -> bool:
         if scope.get("method") == "OPTIONS":

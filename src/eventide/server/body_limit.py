@@ -3,10 +3,9 @@ route reads (or stores) them."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from eventide.server.asgi_answers import TrackedSend, send_json_error
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "BodyLimitMiddleware"]
 
@@ -44,7 +43,7 @@ class BodyLimitMiddleware:
                     await self._refuse(send)
                     return
         seen = 0
-        started = False
+        tracked = TrackedSend(send)
 
         async def counting_receive() -> Message:
             nonlocal seen
@@ -55,33 +54,17 @@ class BodyLimitMiddleware:
                     raise _TooLarge
             return message
 
-        async def tracking_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
         try:
-            await self.app(scope, counting_receive, tracking_send)
+            await self.app(scope, counting_receive, tracked)
         except _TooLarge:
-            if not started:
+            if not tracked.started:
                 await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
-        detail: dict[str, Any] = {
-            "detail": f"The request body is larger than this server accepts ({self.max_bytes} "
-            "bytes); send a smaller body (large files as several artifacts, or raise the "
-            "server's max_body_bytes)."
-        }
-        body = json.dumps(detail).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+        await send_json_error(
+            send,
+            413,
+            f"The request body is larger than this server accepts ({self.max_bytes} bytes); "
+            "send a smaller body (large files as several artifacts, or raise the server's "
+            "max_body_bytes).",
         )
-        await send({"type": "http.response.body", "body": body})

@@ -48,7 +48,8 @@ from eventide.evaluation.store import (
     UnknownEvalSetError,
 )
 from eventide.server.app_registry import AppRegistry
-from eventide.server.json_responses import known_app
+from eventide.server.json_responses import app_load_failed, known_app, read_json
+from eventide.server.request_limits import id_problem
 from eventide.types import JsonValue
 
 __all__ = ["add_eval_routes"]
@@ -71,13 +72,8 @@ def _unprocessable(location: list[str | int], message: str) -> HTTPException:
 
 
 async def _body(request: Request) -> Any:
-    raw = await request.body()
-    if not raw.strip():
-        return None
-    try:
-        return from_either_case(json.loads(raw))
-    except ValueError as exc:
-        raise _unprocessable(["body"], f"the body is not valid JSON: {exc}") from exc
+    data = await read_json(request, required=False)
+    return None if data is None else from_either_case(data)
 
 
 def _validate(model: type[_M], data: Any, where: str) -> _M:
@@ -144,6 +140,9 @@ class _Evals:
         return case
 
     async def create(self, app_name: str, eval_set: EvalSet) -> EvalSet:
+        problem = id_problem("eval set id", eval_set.eval_set_id)
+        if problem is not None:
+            raise _unprocessable(["body", "evalSet", "evalSetId"], problem)
         if eval_set.name is None:
             eval_set.name = eval_set.eval_set_id
         if not eval_set.creation_timestamp:
@@ -237,7 +236,7 @@ class _Evals:
         except AppNotFoundError as exc:
             raise HTTPException(404, detail=str(exc)) from exc
         except AppLoadError as exc:
-            raise HTTPException(500, detail=str(exc)) from exc
+            raise app_load_failed(app_name, exc) from exc
         # As `adk web` does: cases run in the server's own stores, with its plugins (traces),
         # so the UI can open the session each case ran in, and its trace.
         services = self.registry.services

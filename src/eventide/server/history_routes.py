@@ -13,7 +13,7 @@ Body keys may be snake_case or camelCase (``rewindBeforeInvocationId``, ``upToEv
 from __future__ import annotations
 
 from fastapi import FastAPI, HTTPException, Response
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from eventide.errors import (
     EventNotFoundError,
@@ -25,6 +25,7 @@ from eventide.events import Event
 from eventide.history.rewind import turns_of
 from eventide.server.app_registry import AppRegistry
 from eventide.server.json_responses import json_response, known_app
+from eventide.server.request_limits import id_problem
 from eventide.sessions.session import Session
 
 __all__ = ["ForkRequest", "RewindRequest", "TurnInfo", "add_history_routes"]
@@ -35,7 +36,7 @@ _SESSION = "/apps/{app_name}/users/{user_id}/sessions/{session_id}"
 class RewindRequest(BaseModel):
     """The body of ``POST .../rewind``."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     rewind_before_invocation_id: str = Field(
         min_length=1,
@@ -46,7 +47,7 @@ class RewindRequest(BaseModel):
 class ForkRequest(BaseModel):
     """The body of ``POST .../fork`` (empty: fork the whole session into a new id)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="forbid")
 
     up_to_event_id: str | None = Field(
         default=None, validation_alias=AliasChoices("up_to_event_id", "upToEventId")
@@ -54,6 +55,14 @@ class ForkRequest(BaseModel):
     new_session_id: str | None = Field(
         default=None, validation_alias=AliasChoices("new_session_id", "newSessionId")
     )
+
+    @field_validator("new_session_id")
+    @classmethod
+    def _valid_id(cls, value: str | None) -> str | None:
+        problem = None if value is None else id_problem("new session id", value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class TurnInfo(BaseModel):

@@ -17,7 +17,13 @@ from eventide.agents.base_agent import BaseAgent
 from eventide.agents.llm_agent import LlmAgent
 from eventide.errors import AppLoadError, AppNotFoundError
 from eventide.server.app_registry import AppRegistry
-from eventide.server.json_responses import json_response, known_app, read_json, validation_error
+from eventide.server.json_responses import (
+    app_load_failed,
+    json_response,
+    known_app,
+    read_json,
+    validation_error,
+)
 from eventide.server.request_models import UpdateMemoryRequest
 from eventide.server.session_routes import no_session
 from eventide.tools.base_tool import BaseTool
@@ -43,7 +49,7 @@ async def root_agent_of(registry: AppRegistry, app_name: str) -> BaseAgent:
     except AppNotFoundError as exc:
         raise HTTPException(404, detail=str(exc)) from exc
     except AppLoadError as exc:
-        raise HTTPException(500, detail=str(exc)) from exc
+        raise app_load_failed(app_name, exc) from exc
     return runner.agent
 
 

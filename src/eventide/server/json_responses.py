@@ -8,17 +8,22 @@ Responses use ADK's spelling: field names in camelCase (``appName``, ``lastUpdat
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 from collections.abc import Sequence
 from typing import Any, cast
 
 from fastapi import HTTPException, Request, Response
 from pydantic import BaseModel, ValidationError
 
-from eventide.errors import AppNotFoundError
+from eventide.errors import AppLoadError, AppNotFoundError
 from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import camel_json
+from eventide.server.request_limits import json_depth_problem, too_deep
 
-__all__ = ["json_response", "known_app", "read_json", "validation_error"]
+__all__ = ["app_load_failed", "json_response", "known_app", "read_json", "validation_error"]
+
+logger = logging.getLogger("eventide.server")
 
 
 def json_response(data: Any, *, status_code: int = 200) -> Response:
@@ -45,7 +50,9 @@ async def read_json(request: Request, *, required: bool) -> Any:
     """The request's JSON body (None when empty and not ``required``).
 
     Raises:
-        HTTPException: 422 when the body is not JSON, or is empty but ``required``.
+        HTTPException: 422 when the body is not JSON, is nested deeper than the limit
+            (:data:`~eventide.server.request_limits.MAX_JSON_DEPTH`), or is empty but
+            ``required``.
     """
     raw = await request.body()
     if not raw.strip():
@@ -56,7 +63,9 @@ async def read_json(request: Request, *, required: bool) -> Any:
             )
         return None
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
+    except RecursionError as exc:  # nested deeper than the parser goes
+        raise HTTPException(422, detail=_too_deep(too_deep())) from exc
     except ValueError as exc:
         raise HTTPException(
             422,
@@ -68,6 +77,14 @@ async def read_json(request: Request, *, required: bool) -> Any:
                 }
             ],
         ) from exc
+    problem = json_depth_problem(data)
+    if problem is not None:
+        raise HTTPException(422, detail=_too_deep(problem))
+    return data
+
+
+def _too_deep(problem: str) -> list[dict[str, Any]]:
+    return [{"type": "json_too_deep", "loc": ["body"], "msg": problem}]
 
 
 def validation_error(exc: ValidationError) -> HTTPException:
@@ -78,4 +95,24 @@ def validation_error(exc: ValidationError) -> HTTPException:
             {"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]}
             for e in exc.errors(include_url=False, include_input=False)
         ],
+    )
+
+
+def app_load_failed(app_name: str, exc: AppLoadError) -> HTTPException:
+    """A 500 for an app that fails to load, without its traceback or file paths.
+
+    The loader's message holds the app's traceback, with absolute paths of the machine: it
+    goes to the server's log under an id the response gives, so the developer can find it
+    and a caller learns nothing of the file system.
+    """
+    error_id = secrets.token_hex(4)
+    logger.error("App %r failed to load (error id %s): %s", app_name, error_id, exc)
+    # The exception's own last line ("ModuleNotFoundError: No module named 'x'") says what
+    # to fix; it is kept unless it names a path.
+    last = str(exc).strip().rsplit("\n", 1)[-1].strip()
+    said = f" {last}" if last and "/" not in last and "\\" not in last else ""
+    return HTTPException(
+        500,
+        detail=f"App {app_name!r} failed to load (error id {error_id}):{said} The server's "
+        "log has the whole error and its traceback under that id. Fix the app and retry.",
     )

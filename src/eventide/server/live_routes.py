@@ -28,6 +28,7 @@ from eventide.errors import AppLoadError, AppNotFoundError, SessionNotFoundError
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import event_json
+from eventide.server.json_responses import app_load_failed
 from eventide.server.run_routes import InflightTurns, error_payload
 from eventide.types import Content
 
@@ -67,8 +68,11 @@ def add_live_routes(api: FastAPI, registry: AppRegistry, inflight: InflightTurns
             return
         try:
             runner = await registry.runner(app_name)
-        except (AppNotFoundError, AppLoadError) as exc:
+        except AppNotFoundError as exc:
             await websocket.close(_POLICY, _reason(str(exc)))
+            return
+        except AppLoadError as exc:
+            await websocket.close(_POLICY, _reason(str(app_load_failed(app_name, exc).detail)))
             return
         session = await runner.session_service.get_session(
             app_name=app_name, user_id=user_id, session_id=session_id

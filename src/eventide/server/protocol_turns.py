@@ -22,8 +22,17 @@ from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import Runner
 from eventide.server.run_routes import InflightTurns
 from eventide.server.sse_batching import EventStreamResponse
+from eventide.sessions.session import Session
 
-__all__ = ["FrameWriter", "TurnInput", "collect_turn", "stream_turn", "turn_events"]
+__all__ = [
+    "FrameWriter",
+    "TurnInput",
+    "collect_turn",
+    "event_text",
+    "open_session",
+    "stream_turn",
+    "turn_events",
+]
 
 logger = logging.getLogger("eventide.server")
 
@@ -32,14 +41,47 @@ Emit = Callable[[bytes], None]
 
 @dataclass(slots=True, kw_only=True)
 class TurnInput:
-    """One turn, as an adapter asks for it."""
+    """One turn, as an adapter asks for it: the session as the adapter just read it (to map
+    its request), which the Runner then runs on instead of reading it again."""
 
     user_id: str
-    session_id: str
+    session: Session
     new_message: types.Content | None
     state_delta: dict[str, Any] | None = None
     client_tools: list[types.FunctionDeclaration] = field(default_factory=list)
     streaming: bool = False
+
+
+def event_text(event: Event) -> str | None:
+    """``event.text``, at a third of its cost for an event of one part (a streamed chunk):
+    the adapters read it from every event of a turn."""
+    content = event.content
+    if content is None:
+        return None
+    parts = content.parts
+    if parts is not None and len(parts) == 1:
+        part = parts[0]
+        return None if part.thought else part.text
+    return content.text
+
+
+async def open_session(
+    runner: Runner, user_id: str, session_id: str | None
+) -> tuple[Session, bool]:
+    """The session a request names (created when missing, or new when none is named), read
+    once: the adapter maps its request against it, then hands it to the Runner in its
+    :class:`TurnInput`. Whether it is new."""
+    service = runner.session_service
+    if session_id is not None:
+        session = await service.get_session(
+            app_name=runner.app_name, user_id=user_id, session_id=session_id
+        )
+        if session is not None:
+            return session, False
+    created = await service.create_session(
+        app_name=runner.app_name, user_id=user_id, session_id=session_id
+    )
+    return created, True
 
 
 def turn_events(runner: Runner, turn: TurnInput) -> AsyncGenerator[Event, None]:
@@ -50,10 +92,11 @@ def turn_events(runner: Runner, turn: TurnInput) -> AsyncGenerator[Event, None]:
     )
     return runner.run_async(
         user_id=turn.user_id,
-        session_id=turn.session_id,
+        session_id=turn.session.id,
         new_message=turn.new_message,
         state_delta=turn.state_delta or None,
         run_config=config,
+        session=turn.session,
     )
 
 

@@ -42,6 +42,7 @@ from eventide.errors import (
     AppLoadError,
     AppNotFoundError,
     ModelError,
+    RecordTooLargeError,
     RunnerClosedError,
     SessionNotFoundError,
 )
@@ -49,7 +50,9 @@ from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import event_json, event_json_bytes
+from eventide.server.json_responses import app_load_failed
 from eventide.server.queued_turns import QueuedTurns
+from eventide.server.request_limits import too_deep
 from eventide.server.request_models import RunAgentRequest
 from eventide.server.sse_batching import EventStreamResponse
 
@@ -144,7 +147,7 @@ class Turns:
         except AppNotFoundError as exc:
             raise HTTPException(404, detail=str(exc)) from exc
         except AppLoadError as exc:
-            raise HTTPException(500, detail=str(exc)) from exc
+            raise app_load_failed(body.app_name, exc) from exc
         mode = StreamingMode.SSE if body.streaming else StreamingMode.NONE
         if self.queued is not None:
             events = self.queued.events(runner, body)
@@ -166,6 +169,9 @@ class Turns:
         except SessionNotFoundError as exc:
             inflight.leave()
             raise HTTPException(404, detail=str(exc)) from exc
+        except RecordTooLargeError as exc:  # the user's message or stateDelta
+            inflight.leave()
+            raise HTTPException(413, detail=str(exc)) from exc
         except RunnerClosedError as exc:
             inflight.leave()
             raise HTTPException(503, detail="The server is shutting down; retry.") from exc
@@ -354,6 +360,9 @@ class TurnRoutes:
         raw = received[0].get("body", b"") if len(received) == 1 else _joined(received)
         try:
             body = RunAgentRequest.model_validate(json.loads(raw))
+        except RecursionError:  # nested deeper than the parser goes; FastAPI says only 400
+            await self._answer_error(HTTPException(422, detail=too_deep()), scope, receive, send)
+            return
         except Exception:  # FastAPI tells the client what is wrong, in its words
             await self._replay(scope, receive, send, received)
             return

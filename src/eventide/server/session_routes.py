@@ -12,7 +12,7 @@ from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import ValidationError
 
 from eventide._ids import new_id, new_invocation_id
-from eventide.errors import UsageError
+from eventide.errors import RecordTooLargeError, UsageError
 from eventide.events import Event, EventActions
 from eventide.server.app_registry import AppRegistry
 from eventide.server.json_responses import json_response, known_app, read_json, validation_error
@@ -56,10 +56,10 @@ async def _read_create_body(request: Request) -> CreateSessionBody:
         return parse_create_session_body(data)
     except ValidationError as exc:
         raise validation_error(exc) from exc
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise HTTPException(
             422,
-            detail=[{"type": "object_type", "loc": ["body"], "msg": f"Invalid body: {exc}"}],
+            detail=[{"type": "invalid_body", "loc": ["body"], "msg": f"Invalid body: {exc}"}],
         ) from exc
 
 
@@ -94,6 +94,8 @@ def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
                 is not None
             )
             raise HTTPException(409 if taken else 422, detail=str(exc)) from exc
+        except RecordTooLargeError as exc:
+            raise HTTPException(413, detail=str(exc)) from exc
         if body.events:
             await _import_events(session, body.events)
         return json_response(session)
@@ -112,6 +114,8 @@ def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
             )
             if isinstance(exc, UsageError):
                 raise HTTPException(422, detail=f"Could not import the events: {exc}") from exc
+            if isinstance(exc, RecordTooLargeError):
+                raise HTTPException(413, detail=f"Could not import the events: {exc}") from exc
             raise
 
     @api.post(
@@ -197,6 +201,8 @@ def add_session_routes(api: FastAPI, registry: AppRegistry) -> None:
             await sessions.append_event(session, event)
         except UsageError as exc:
             raise HTTPException(422, detail=str(exc)) from exc
+        except RecordTooLargeError as exc:
+            raise HTTPException(413, detail=str(exc)) from exc
         return json_response(session)
 
     @api.delete(

@@ -61,13 +61,20 @@ export async function postJson(path, body) {
   return response.json();
 }
 
+export async function deleteJson(path) {
+  const response = await check(await fetch(path, { method: "DELETE", headers: headers() }));
+  return response.json();
+}
+
 const enc = encodeURIComponent;
 
 export const api = {
   listApps: () => getJson("/list-apps"),
+  listLoadingApps: () => getJson("/list-apps?detailed=true"),
   listSessions: (app, user) => getJson(`/apps/${enc(app)}/users/${enc(user)}/sessions`),
   getSession: (app, user, sid) => getJson(`/apps/${enc(app)}/users/${enc(user)}/sessions/${enc(sid)}`),
-  createSession: (app, user) => postJson(`/apps/${enc(app)}/users/${enc(user)}/sessions`),
+  createSession: (app, user, body) => postJson(`/apps/${enc(app)}/users/${enc(user)}/sessions`, body),
+  deleteSession: (app, user, sid) => deleteJson(`/apps/${enc(app)}/users/${enc(user)}/sessions/${enc(sid)}`),
   listArtifacts: (app, user, sid) =>
     getJson(`/apps/${enc(app)}/users/${enc(user)}/sessions/${enc(sid)}/artifacts`),
   getArtifact: (app, user, sid, name) =>

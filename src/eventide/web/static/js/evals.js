@@ -52,7 +52,8 @@ function resultView(result) {
 
 export function evalsTab(ctx) {
   const box = h("div", { class: "evals" }, h("p", { class: "muted" }, "Loading…"));
-  const rerender = () => box.replaceChildren(...render(ctx, rerender));
+  // Leaving out the parts that do not apply (null), not printing them as "null".
+  const rerender = () => box.replaceChildren(...render(ctx, rerender).filter(Boolean));
   ctx.guarded(async () => {
     await refresh(ctx);
     rerender();

@@ -2,6 +2,9 @@
 
 import { ApiError, AuthRequired, api, getToken, runSse, setToken } from "./api.js";
 import { evalsTab } from "./evals.js";
+import { zoomable } from "./graph.js";
+import { sessionActions } from "./sessions.js";
+import { tracesTab } from "./traces.js";
 import { callSignature, eventKind, eventText, statesAfterEvents } from "./events.js";
 import { historyActions, markRewound } from "./history.js";
 import { chatRows, h, jsonView, kindBadge, timelineItem } from "./render.js";
@@ -48,7 +51,11 @@ async function loadApps() {
   const select = $("app-select");
   select.replaceChildren(...apps.map((name) => h("option", { value: name }, name)));
   const wanted = new URLSearchParams(location.search).get("app") || localStorage.getItem("eventide.devui.app");
-  ui.app = apps.includes(wanted) ? wanted : apps[0] ?? "";
+  // Apps that fail to load stay listed (choosing one shows why), but are not picked for
+  // the user: the first app a new user sees should be one that runs.
+  const loading = new Set(((await guarded(() => api.listLoadingApps())) ?? { apps: [] }).apps.map((a) => a.name));
+  for (const option of select.options) if (!loading.has(option.value)) option.textContent += " (does not load)";
+  ui.app = apps.includes(wanted) ? wanted : apps.find((name) => loading.has(name)) ?? apps[0] ?? "";
   select.value = ui.app;
   if (!apps.length) setStatus("No apps found in this server's apps folder.", "error");
   await loadSessions();
@@ -136,7 +143,8 @@ async function send(text) {
     streaming: $("streaming-toggle").checked,
   };
   let failed = false;
-  await guarded(async () => {
+  let refused = null; // the server answered an error status instead of a stream
+  try {
     await runSse(body, (event) => {
       if (event.partial) {
         streamed += eventText(event);
@@ -161,9 +169,28 @@ async function send(text) {
       ui.selectedId = event.id;
       renderAll();
     });
-  });
+  } catch (error) {
+    if (error instanceof AuthRequired) openTokenDialog();
+    refused = error;
+  }
   ui.busy = false;
   $("send-button").disabled = false;
+  streamingBubble?.remove();
+  if (refused) {
+    // Nothing of the turn was stored: keep the message (in the chat and, to send again, in
+    // the input) and show the server's answer where the reply would have been.
+    userEvent.failed = true;
+    const status = refused instanceof ApiError ? `${refused.status}: ` : "";
+    const shown = { id: `error-${Date.now()}`, author: "server", actions: {},
+      errorCode: refused instanceof ApiError ? `HTTP ${refused.status}` : "NETWORK",
+      errorMessage: errorText(refused) };
+    ui.events = [...ui.events, shown];
+    ui.selectedId = shown.id;
+    renderAll();
+    if (!$("chat-input").value) $("chat-input").value = text;
+    setStatus(`The turn failed (${status}${errorText(refused).slice(0, 80)})`, "error");
+    return;
+  }
   const errorEvents = failed ? ui.events.filter((e) => e.author === "server") : [];
   await refreshSession();
   if (errorEvents.length) {
@@ -174,6 +201,15 @@ async function send(text) {
   }
   await refreshArtifacts();
   setStatus(failed ? "The turn failed" : "Done", failed ? "error" : "ok");
+}
+
+function errorText(error) {
+  if (error instanceof ApiError && error.detail && typeof error.detail === "object") {
+    const detail = error.detail;
+    if (detail.errorMessage) return `${detail.errorCode ?? "Error"}: ${detail.errorMessage}`;
+    if (Array.isArray(detail)) return detail.map((d) => d.msg ?? JSON.stringify(d)).join("; ");
+  }
+  return error?.message ?? String(error);
 }
 
 // --- rendering ---
@@ -228,8 +264,8 @@ function renderInspector() {
   for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.tab === ui.tab);
   const box = $("inspector");
   const event = selectedEvent();
-  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab, evals: evalsView, graph: graphTab }[ui.tab];
-  box.replaceChildren(...view(event));
+  const view = { event: eventTab, state: stateTab, request: requestTab, artifacts: artifactsTab, evals: evalsView, graph: graphTab, traces: tracesView }[ui.tab];
+  box.replaceChildren(...view(event).filter(Boolean));
 }
 
 function eventTab(event) {
@@ -335,7 +371,7 @@ function graphTab() {
   (async () => {
     try {
       const svg = new DOMParser().parseFromString(await api.graphSvg(app), "image/svg+xml").documentElement;
-      if (ui.app === app) box.replaceChildren(h("h4", {}, `Agents of ${app}`), document.importNode(svg, true));
+      if (ui.app === app) box.replaceChildren(h("h4", {}, `Agents of ${app}`), zoomable(document.importNode(svg, true)));
     } catch (error) {
       // No Graphviz on the server: show the DOT source and say why.
       const dot = await guarded(() => api.graphDot(app));
@@ -345,6 +381,13 @@ function graphTab() {
     }
   })();
   return [box];
+}
+
+function tracesView() {
+  return tracesTab({ app: ui.app, session: ui.session, events: ui.events, guarded, select: (id) => {
+    ui.tab = "event";
+    select(id);
+  } });
 }
 
 function evalsView() {
@@ -375,6 +418,12 @@ function wire() {
   });
   $("session-select").addEventListener("change", (e) => openSession(e.target.value));
   $("new-session").addEventListener("click", () => newSession());
+  sessionActions({
+    current: () => ({ app: ui.app, user: ui.user, session: ui.session }),
+    guarded,
+    setStatus,
+    reload: (id) => loadSessions(id),
+  });
   $("chat-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const input = $("chat-input");
