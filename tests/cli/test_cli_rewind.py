@@ -98,3 +98,36 @@ def test_rewind_to_needs_a_session(tmp_path: Path, invoke: Invoke) -> None:
     result = invoke(["run", "noter", "--rewind-to", "1", "-q", "x"], cwd=tmp_path)
     assert result.exit_code == 2
     assert "--rewind-to needs --session" in result.stderr
+
+
+def test_rewind_to_on_a_missing_session_refuses_before_creating_it(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    """Rule: ``--rewind-to`` on a session that does not exist is a usage error that names
+    it, and no session is created (issue 33: it was created, then refused)."""
+    folder = make_app(tmp_path)
+    result = invoke(["run", "noter", "--session", "nosuch", "--rewind-to", "2"], cwd=tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "Session 'nosuch' of user" in result.stderr
+    assert "nothing was created" in result.stderr
+
+    async def sessions() -> list[str]:
+        service = SqlSessionService(f"sqlite:///{folder / '.eventide' / 'sessions.db'}")
+        try:
+            listed = await service.list_sessions(app_name="noter", user_id="user")
+            return [s.id for s in listed.sessions]
+        finally:
+            await service.close()
+
+    assert asyncio.run(sessions()) == []
+
+
+def test_help_lists_the_chat_commands_without_sending_it(tmp_path: Path, invoke: Invoke) -> None:
+    """Rule: ``/help`` in the chat lists the commands; it is not sent to the model."""
+    make_app(tmp_path)
+    result = invoke(["run", "noter", "--session", "h"], cwd=tmp_path, input_text="/help\nexit\n")
+    assert result.exit_code == 0, result.output
+    assert "/help for commands" in result.stdout
+    for command in ("/turns", "/rewind TURN", "exit, /quit"):
+        assert command in result.stdout
+    assert "I have seen" not in result.stdout

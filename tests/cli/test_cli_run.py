@@ -235,3 +235,18 @@ def test_otel_environment_exports_spans_over_otlp(app_dir: Path, cli_env: dict[s
         assert name in payload
     assert b"execute_tool get_weather" in payload
     assert b"weather-cli-test" in payload
+
+
+def test_eventide_model_without_its_key_is_an_error_naming_the_variable(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    """Rule: EVENTIDE_MODEL names a real model, so its missing key is an error that says
+    which variable to set, not a silent switch to the demo model (issue 33)."""
+    assert run_cli(["new", "bot"], cwd=tmp_path, env=cli_env).returncode == 0
+    env = {**cli_env, "EVENTIDE_MODEL": "gpt-4o"}
+    result = run_cli(["run", "bot", "-q", "hi"], cwd=tmp_path, env=env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "EVENTIDE_MODEL=gpt-4o needs a key and none is set: set OPENAI_API_KEY" in " ".join(
+        result.stderr.split()
+    )
+    assert "demo model" not in result.stdout

@@ -124,3 +124,30 @@ def test_serving_every_interface_without_a_token_warns_and_allowed_host_adds_a_n
     warning = " ".join(out.split())
     assert "Warning: serving on 0.0.0.0 without --auth-token" in warning
     assert "Set --auth-token (or EVENTIDE_AUTH_TOKEN)" in warning
+
+
+@pytest.mark.slow
+def test_the_readme_examples_folder_starts_clean(cli_env: dict[str, str]) -> None:
+    """`eventide api-server examples/` on a fresh clone (no google-adk): no traceback; each
+    app written for google-adk is one line that says to run `eventide migrate`; the apps
+    that load are served (issue 33)."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = _start(["api-server", str(examples), "--port", str(port)], examples, cli_env)
+    try:
+        wait_until_healthy(process, base)
+        loading = httpx.get(f"{base}/list-apps?detailed=true", timeout=30).json()["apps"]
+        refused = httpx.get(f"{base}/apps/adk_weather_bot/app-info", timeout=30)
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert "Traceback" not in out + err
+    adk_lines = [line for line in out.splitlines() if "written for google-adk" in line]
+    assert len(adk_lines) == 3, out
+    for line in adk_lines:
+        assert line.startswith("App 'adk_") and "`eventide migrate`" in line
+    assert {"any_provider", "support_desk"} <= {app["name"] for app in loading}
+    assert not any(app["name"].startswith("adk_") for app in loading)
+    assert refused.status_code == 500
+    assert "eventide migrate" in refused.json()["detail"]

@@ -289,6 +289,9 @@ async def test_unreachable_server_is_a_connection_error() -> None:
     [response] = await collect(llm.generate_content_async(LlmRequest()))
     assert response.error_code == "CONNECTION_ERROR"
     assert "(after 1 retries)" in (response.error_message or "")
+    # Issue 33: the URL of the server, not just "OpenAI", and no doubled full stop.
+    assert "at http://127.0.0.1:9/v1:" in (response.error_message or "")
+    assert ".." not in (response.error_message or "")
     await llm.close()
 
 

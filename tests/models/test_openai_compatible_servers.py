@@ -177,7 +177,6 @@ async def test_stream_without_finish_reason_and_text_is_accepted(
 @pytest.mark.parametrize(
     "chunks",
     [
-        pytest.param([], id="nothing"),
         pytest.param(
             [
                 chunk(
@@ -200,11 +199,25 @@ async def test_stream_without_finish_reason_and_incomplete_content_is_malformed(
     server: FakeProviderServer, chunks: list[dict[str, Any]]
 ) -> None:
     """Rule (connectors, streams): a stream that ends without a finish reason and without
-    usable content (nothing, or tool-call arguments that are not whole JSON) is
-    MALFORMED_STREAM."""
+    usable content (tool-call arguments that are not whole JSON) is MALFORMED_STREAM."""
     server.add(Reply(sse=chat_sse(chunks)))
     streamed = await collect(llm(server).generate_content_async(LlmRequest(), stream=True))
     assert streamed[-1].error_code == "MALFORMED_STREAM"
+
+
+async def test_an_empty_stream_is_reported_as_empty_not_as_a_retryable_break(
+    server: FakeProviderServer,
+) -> None:
+    """Rule (connectors, streams): a stream that carries nothing at all (a server that
+    cannot stream this request, e.g. with tools) is EMPTY_STREAM, whose message says that
+    retrying will not help and what will (issue 33; it was MALFORMED_STREAM, "retry the
+    turn")."""
+    server.add(Reply(sse=chat_sse([])))
+    streamed = await collect(llm(server).generate_content_async(LlmRequest(), stream=True))
+    assert [r.error_code for r in streamed] == ["EMPTY_STREAM"]
+    message = streamed[-1].error_message or ""
+    assert "Retrying will not help" in message and "--no-stream" in message
+    assert "retry the turn" not in message
 
 
 def test_retry_after_header_in_seconds_or_as_http_date() -> None:

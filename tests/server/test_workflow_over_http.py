@@ -80,3 +80,15 @@ def test_run_sse_streams_node_info_and_continues_from_the_answer(client: httpx.C
         ("planner@1/finish@1", {"answer": "yes", "topic": "tides"})
     ]
     assert second[0]["nodeInfo"]["outputFor"] == ["planner@1/finish@1", "planner@1"]
+
+
+def test_the_event_graph_lights_up_the_node_that_made_the_event(client: httpx.Client) -> None:
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    sid = client.post(f"/apps/planner/users/{user}/sessions").json()["id"]
+    body = {"appName": "planner", "userId": user, "sessionId": sid}
+    events = _stream(client, {**body, "newMessage": _message([{"text": "tides"}])})
+    asked = events[-1]
+    path = f"/dev/apps/planner/users/{user}/sessions/{sid}/events/{asked['id']}/graph"
+    dot = client.get(path).json()["dotSrc"]
+    lit = [line for line in dot.splitlines() if "fillcolor" in line]
+    assert sorted(line.split()[0] for line in lit) == ['"planner"', '"planner.ask"']

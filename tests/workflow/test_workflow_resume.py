@@ -175,3 +175,95 @@ async def test_a_tool_confirmation_inside_an_agent_node_pauses_the_workflow() ->
         ("wf@1/after@1", "after: All done."),
     ]
     assert after_calls == ["All done."]
+
+
+async def test_a_dynamic_child_waiting_for_the_user_pauses_its_parent() -> None:
+    """A child run with ``ctx.run_node`` asks the user: the parent stops with it; on the
+    answer the parent runs again, the children that had finished are replayed (their side
+    effects not repeated) and the asking child's output is the answer."""
+    effects: list[str] = []
+
+    def fetch(node_input: Any) -> str:
+        effects.append("fetch")
+        return "data"
+
+    async def ask(node_input: Any) -> Any:
+        effects.append("ask")
+        yield RequestInput(interrupt_id="pick", message=f"Which part of {node_input}?")
+
+    @node(rerun_on_resume=True)
+    async def parent(ctx: Any) -> Any:
+        data = await ctx.run_node(fetch)
+        choice = await ctx.run_node(ask, data)
+        return f"{data}:{choice}"
+
+    workflow = Workflow(name="wf", edges=[("START", parent)])
+    runner = InMemoryRunner(workflow, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    first = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="go")
+    ]
+    assert [c.id for e in first for c in e.get_function_calls()] == ["pick"]
+    second = [
+        e
+        async for e in runner.run_async(
+            user_id="u", session_id=session.id, new_message=answer("pick", "tail")
+        )
+    ]
+    assert outputs(second) == [("wf@1/parent@1", "data:tail")]
+    assert effects == ["fetch", "ask"]
+
+
+async def test_a_credential_request_inside_an_agent_node_pauses_the_workflow() -> None:
+    """A tool in an LlmAgent node asks for the user's API key: the workflow pauses; the
+    client's answer (the credential, stored by the credential service and kept out of the
+    log) continues it: the tool runs with the key and the next node runs."""
+    from eventide import LlmAgent, ToolContext
+    from eventide.auth import ApiKeyScheme, AuthConfig
+    from eventide.testing import ScriptedModel, tool_call_response
+
+    key_config = AuthConfig(auth_scheme=ApiKeyScheme(name="X-Key"))
+    keys: list[str] = []
+
+    async def get_weather(city: str, tool_context: ToolContext) -> dict[str, Any]:
+        """The weather in a city."""
+        credential = await tool_context.get_auth_response(key_config)
+        if credential is None:
+            tool_context.request_credential(key_config)
+            return {"pending": "waiting for the key"}
+        assert credential.api_key is not None
+        keys.append(credential.api_key)
+        return {"city": city, "temp_c": 18}
+
+    model = ScriptedModel(
+        responses=[tool_call_response(("get_weather", {"city": "Paris"})), "18 in Paris."]
+    )
+    forecaster = LlmAgent(name="forecaster", model=model, tools=[get_weather])
+
+    def report(node_input: str) -> str:
+        return f"report: {node_input}"
+
+    workflow = Workflow(name="wf", edges=[("START", forecaster, report)])
+    runner = InMemoryRunner(workflow, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    first = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="go")
+    ]
+    (request,) = [c for e in first if e.long_running_tool_ids for c in e.get_function_calls()]
+    assert outputs(first) == []
+    config = dict((request.args or {})["auth_config"])
+    config["exchanged_auth_credential"] = {"auth_type": "api_key", "api_key": "k-123"}
+    reply = types.FunctionResponse(id=request.id, name=request.name, response=config)
+    second = [
+        e
+        async for e in runner.run_async(
+            user_id="u",
+            session_id=session.id,
+            new_message=types.Content(role="user", parts=[types.Part(function_response=reply)]),
+        )
+    ]
+    assert keys == ["k-123"]
+    assert outputs(second) == [
+        ("wf@1/forecaster@1", "18 in Paris."),
+        ("wf@1/report@1", "report: 18 in Paris."),
+    ]

@@ -39,6 +39,7 @@ from eventide import types
 from eventide._json import JsonObject, JsonValue
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.llm_agent import LlmAgent
+from eventide.errors import ConfigurationError
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -55,8 +56,8 @@ __all__ = [
 
 DEMO_MODEL_NAME = "eventide-demo"
 HOW_TO_CONFIGURE = (
-    "set GOOGLE_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server), "
-    "ANTHROPIC_API_KEY, or EVENTIDE_MODEL to use a real model"
+    "set GOOGLE_API_KEY, OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) or "
+    "ANTHROPIC_API_KEY to use a real model (then EVENTIDE_MODEL picks which one)"
 )
 
 # (name pattern, env vars of which one must be set, the provider's name for messages)
@@ -141,7 +142,16 @@ class ModelSetup:
             elif own:
                 effective = own
             elif inherited is None:
-                chosen = _configured(env, "EVENTIDE_MODEL") or _default_model(env)
+                asked = _configured(env, "EVENTIDE_MODEL")
+                if asked and not _has_key(asked, env):
+                    # Asked for by name: running the demo model instead would hide that the
+                    # key is missing behind answers that look like a model's.
+                    raise ConfigurationError(
+                        f"EVENTIDE_MODEL={asked} needs a key and none is set: set "
+                        f"{_key_names(asked)}, or unset EVENTIDE_MODEL to use the offline demo "
+                        "model."
+                    )
+                chosen = asked or _default_model(env)
                 if chosen:
                     self._originals.append((agent, own))
                     agent.model = chosen
@@ -202,6 +212,13 @@ def _has_key(model: str, env: Mapping[str, str]) -> bool:
     # Local (ollama/...), catch-all (litellm/...) and user-registered names carry their own
     # configuration; an unknown name fails with the registry's message when resolved.
     return True
+
+
+def _key_names(model: str) -> str:
+    for pattern, keys, _provider in _PROVIDERS:
+        if pattern.fullmatch(model):
+            return " or ".join(keys[:2])
+    return "the provider's key"  # pragma: no cover - only asked for names _has_key refused
 
 
 def _why(model: str) -> str:

@@ -252,6 +252,14 @@ def _check_origin(source: AppSource, module: ModuleType, top: str) -> None:
     _loaded_from[top] = expected
 
 
+def _written_for_adk(source: AppSource, what: str) -> str:
+    return (
+        f"App {source.name!r} is written for google-adk ({what}): convert its folder "
+        f"{source.folder.name!r} with `eventide migrate` (it rewrites the imports to "
+        "Eventide's), then run it."
+    )
+
+
 def _import_failed(source: AppSource, exc: BaseException) -> AppLoadError:
     # Keep only the app's own frames: importlib's machinery says nothing useful to the
     # person whose agent.py has a typo.
@@ -260,6 +268,14 @@ def _import_failed(source: AppSource, exc: BaseException) -> AppLoadError:
         for frame in traceback.extract_tb(exc.__traceback__)
         if not frame.filename.startswith("<frozen") and "importlib" not in frame.filename
     ]
+    if (
+        isinstance(exc, ModuleNotFoundError)
+        and (exc.name or "").split(".")[0] == "google"
+        and frames
+        and "google.adk" in (frames[-1].line or "")
+    ):
+        # One line, no traceback: nothing in the app is broken, it targets another library.
+        return AppLoadError(_written_for_adk(source, "it imports google.adk"))
     lines = traceback.format_list(frames) + traceback.format_exception_only(exc)
     return AppLoadError(
         f"App {source.name!r} failed while importing {source.module!r}:\n"
@@ -304,6 +320,10 @@ def _as_app(source: AppSource, value: object, where: str) -> App:
     if isinstance(value, BaseAgent):
         name = source.name if source.name.isidentifier() else _as_identifier(source.name)
         return App(name=name, root_agent=value)
+    if type(value).__module__.startswith("google.adk"):
+        raise AppLoadError(
+            _written_for_adk(source, f"{where} is google-adk's {type(value).__name__}")
+        )
     raise AppLoadError(
         f"{where} is a {type(value).__name__}, not an App or an agent. Set it to an agent "
         "(e.g. LlmAgent(...)) or to App(name=..., root_agent=...)."

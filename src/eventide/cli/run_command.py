@@ -42,6 +42,11 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 _QUIT = {"exit", "quit", ":q", "/exit", "/quit"}
+_HELP = """Commands (anything else is sent to the agent):
+  /help          this list
+  /turns         the session's turns, numbered
+  /rewind TURN   undo the session back to before turn TURN (a number from /turns)
+  exit, /quit    leave (Ctrl-D too); the session is kept: --session ID resumes it"""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -174,6 +179,14 @@ class _Chat:
             session = await sessions.get_session(
                 app_name=self._app.name, user_id=options.user_id, session_id=options.session_id
             )
+        if session is None and options.rewind_to is not None:
+            # Rewinding names a session that holds turns: creating it would leave an empty
+            # session behind an error.
+            raise UsageError(
+                f"Session {options.session_id!r} of user {options.user_id!r} not found in app "
+                f"{self._app.name!r}: --rewind-to rewinds an existing session (nothing was "
+                "created). Check --session and --user."
+            )
         if session is None:
             session = await sessions.create_session(
                 app_name=self._app.name, user_id=options.user_id, session_id=options.session_id
@@ -260,9 +273,12 @@ class _Chat:
             self._console.print(Text(f"{turn.number:>3}  {turn.text}", style="dim"))
 
     async def command(self, line: str) -> bool:
-        """Run ``/turns`` or ``/rewind TURN``; False when ``line`` is not a command."""
+        """Run ``/help``, ``/turns`` or ``/rewind TURN``; False when ``line`` is not a
+        command."""
         name, _, argument = line.partition(" ")
-        if name == "/turns":
+        if name in ("/help", "/?"):
+            self._console.print(Text(_HELP, style="dim"))
+        elif name == "/turns":
             await self.list_turns()
         elif name == "/rewind":
             if not argument.strip():
@@ -274,7 +290,9 @@ class _Chat:
 
     def interact(self, loop: asyncio.Runner) -> int:
         """Read messages until end of input or ``exit``; errors are shown, not fatal."""
-        self._console.print(Text("Type a message; 'exit' or Ctrl-D to quit.", style="dim"))
+        self._console.print(
+            Text("Type a message; /help for commands; 'exit' or Ctrl-D to quit.", style="dim")
+        )
         with contextlib.suppress(ImportError):
             # Imported for its effect: line editing and history for input().
             importlib.import_module("readline")

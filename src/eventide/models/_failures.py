@@ -77,10 +77,17 @@ def timeout_error(provider: str, exc: Exception) -> ModelError:
     )
 
 
-def connection_error(provider: str, exc: Exception) -> ModelError:
-    """The server could not be reached, or dropped the connection before answering."""
+def connection_error(provider: str, exc: Exception, url: str | None = None) -> ModelError:
+    """The server could not be reached, or dropped the connection before answering.
+
+    The URL is named: for a local server (``OPENAI_BASE_URL``) it is the first thing to
+    check, and the provider's name alone would point at the wrong place.
+    """
+    where = f"{provider} at {url}" if url else provider
+    detail = str(exc).strip().rstrip(".") or type(exc).__name__
     return ModelError(
-        f"Cannot reach {provider}: {exc}. Check that the server runs and its URL.",
+        f"Cannot reach {where}: {detail}. Check that the server runs"
+        + (" at that URL." if url else " and its URL."),
         error_code="CONNECTION_ERROR",
         retryable=True,
     )
@@ -92,6 +99,22 @@ def malformed_stream(detail: str) -> ModelError:
         f"The provider's response stream broke off or could not be parsed ({detail}). Any "
         "partial output is incomplete; retry the turn.",
         error_code="MALFORMED_STREAM",
+    )
+
+
+def empty_stream() -> ModelError:
+    """A stream that ended before anything arrived: no text, call or finish reason.
+
+    Servers that cannot stream a request (some local servers, when tools are offered) end
+    the stream this way every time, so retrying the turn does not help.
+    """
+    return ModelError(
+        "The model server's stream ended empty: no text, no tool call, no finish reason. "
+        "Retrying will not help: the server does not stream this request (some local "
+        "servers cannot stream when tools are offered). Turn streaming off for it "
+        "(RunConfig(streaming_mode=StreamingMode.NONE), `eventide run --no-stream`) or use "
+        "a server that streams with tools.",
+        error_code="EMPTY_STREAM",
     )
 
 

@@ -8,8 +8,9 @@ fed the same way in one go, so a streamed answer and a non-streamed one end in t
 :class:`LlmResponse`.
 
 A stream that ends without a finish reason is used when what arrived is complete (some text
-or tool calls, every call named and its arguments whole JSON) and logged; otherwise it is
-MALFORMED_STREAM.
+or tool calls, every call named and its arguments whole JSON) and logged; one that carried
+nothing at all is EMPTY_STREAM (retrying cannot help: the server does not stream this
+request); otherwise it is MALFORMED_STREAM.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from eventide import types
 from eventide._fastpath import construct_trusted
 from eventide.errors import ModelBehaviorError
-from eventide.models._failures import malformed_stream
+from eventide.models._failures import empty_stream, malformed_stream
 from eventide.models._history import fill_missing_call_ids, json_arguments
 from eventide.models.llm_response import LlmResponse
 
@@ -201,6 +202,8 @@ class StreamAssembler:
                 parts.append(slot)
         if not self._finished:
             incomplete = problems or any(isinstance(s, _Call) and not s.name for s in self._slots)
+            if not self._slots:
+                return LlmResponse.from_error(empty_stream())
             if not parts or incomplete:
                 return LlmResponse.from_error(
                     malformed_stream(

@@ -266,7 +266,7 @@ class OpenAIProvider(Provider):
         if isinstance(exc, openai.APITimeoutError):
             return timeout_error(self.name, exc)
         if isinstance(exc, openai.APIConnectionError):
-            return connection_error(self.name, exc)
+            return connection_error(self.name, exc, self.base_url or "https://api.openai.com/v1")
         if isinstance(exc, openai.APIStatusError):
             code: object = getattr(exc, "code", None)
             return status_error(
@@ -321,7 +321,7 @@ class AnthropicProvider(Provider):
         if isinstance(exc, anthropic.APITimeoutError):
             return timeout_error(self.name, exc)
         if isinstance(exc, anthropic.APIConnectionError):
-            return connection_error(self.name, exc)
+            return connection_error(self.name, exc, self.base_url or "https://api.anthropic.com")
         if isinstance(exc, anthropic.APIStatusError):
             body = obj(exc.body)
             error = obj(body.get("error")) or body

@@ -68,13 +68,18 @@ def _event_highlights(
     graph: AgentGraph, event: Event
 ) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
     """The nodes and edges an event touched: its author, the tools it called or answered,
-    the agent it transferred to."""
+    the agent it transferred to, the workflow node that made it."""
     ids = {node.id for node in graph.nodes}
     nodes: set[str] = set()
     edges: set[tuple[str, str]] = set()
     author = event.author
     if author in ids:
         nodes.add(author)
+    names_on_path = [segment.split("@", 1)[0] for segment in event.node_info.path.split("/")]
+    if len(names_on_path) >= 2:
+        workflow_node = f"{names_on_path[-2]}.{names_on_path[-1]}"  # as agent_graph names it
+        if workflow_node in ids:
+            nodes.add(workflow_node)
     names = [call.name for call in event.get_function_calls()]
     names += [response.name for response in event.get_function_responses()]
     for name in names:

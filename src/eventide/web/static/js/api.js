@@ -70,6 +70,7 @@ const enc = encodeURIComponent;
 
 export const api = {
   listApps: () => getJson("/list-apps"),
+  listLoadingApps: () => getJson("/list-apps?detailed=true"),
   listSessions: (app, user) => getJson(`/apps/${enc(app)}/users/${enc(user)}/sessions`),
   getSession: (app, user, sid) => getJson(`/apps/${enc(app)}/users/${enc(user)}/sessions/${enc(sid)}`),
   createSession: (app, user, body) => postJson(`/apps/${enc(app)}/users/${enc(user)}/sessions`, body),

@@ -13,7 +13,8 @@ export function eventText(event) {
 
 const isEmpty = (obj) => !obj || Object.keys(obj).length === 0;
 
-// One of: error, transfer, function call, function response, text, state, other.
+// One of: error, transfer, function call, function response, text, output (a workflow
+// node's result), state, other.
 export function eventKind(event) {
   if (event.errorCode || event.errorMessage) return "error";
   const ps = parts(event);
@@ -21,6 +22,7 @@ export function eventKind(event) {
   if (ps.some((p) => p.functionCall)) return "function call";
   if (ps.some((p) => p.functionResponse)) return "function response";
   if (ps.some((p) => typeof p.text === "string" && !p.thought)) return "text";
+  if (event.output !== undefined && event.output !== null) return "output";
   const actions = event.actions ?? {};
   if (!isEmpty(actions.stateDelta) || !isEmpty(actions.artifactDelta)) return "state";
   return "other";
@@ -55,6 +57,8 @@ export function eventSummary(event) {
         .join(", ");
     case "text":
       return short(eventText(event), 120);
+    case "output":
+      return short(event.output, 120);
     case "state":
       return "state / artifact update";
     default:
@@ -66,6 +70,9 @@ export function eventSummary(event) {
 export function actionBadges(event) {
   const a = event.actions ?? {};
   const badges = [];
+  // A workflow node's events: which node, and the route it chose.
+  if (event.nodeInfo?.path) badges.push({ kind: "node", label: `node ${event.nodeInfo.path}` });
+  if (a.route !== undefined && a.route !== null) badges.push({ kind: "route", label: `route → ${short(a.route, 40)}` });
   for (const key of Object.keys(a.stateDelta ?? {})) badges.push({ kind: "state", label: `state: ${key}` });
   for (const [name, version] of Object.entries(a.artifactDelta ?? {}))
     badges.push({ kind: "artifact", label: `artifact: ${name} v${version}` });

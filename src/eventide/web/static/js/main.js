@@ -51,7 +51,11 @@ async function loadApps() {
   const select = $("app-select");
   select.replaceChildren(...apps.map((name) => h("option", { value: name }, name)));
   const wanted = new URLSearchParams(location.search).get("app") || localStorage.getItem("eventide.devui.app");
-  ui.app = apps.includes(wanted) ? wanted : apps[0] ?? "";
+  // Apps that fail to load stay listed (choosing one shows why), but are not picked for
+  // the user: the first app a new user sees should be one that runs.
+  const loading = new Set(((await guarded(() => api.listLoadingApps())) ?? { apps: [] }).apps.map((a) => a.name));
+  for (const option of select.options) if (!loading.has(option.value)) option.textContent += " (does not load)";
+  ui.app = apps.includes(wanted) ? wanted : apps.find((name) => loading.has(name)) ?? apps[0] ?? "";
   select.value = ui.app;
   if (!apps.length) setStatus("No apps found in this server's apps folder.", "error");
   await loadSessions();

@@ -56,6 +56,7 @@ const KIND_CLASS = {
   "function call": "k-call",
   "function response": "k-response",
   state: "k-state",
+  output: "k-response",
   transfer: "k-transfer",
   error: "k-error",
   other: "k-other",
@@ -123,6 +124,15 @@ export function chatRows(event, onSelect) {
         dataset: { eventId: event.id }, onclick: select, title: event.failed ? "Not stored: the turn failed" : undefined },
         mine ? null : h("div", { class: "msg-author" }, event.author),
         h("div", { class: "msg-text" }, text)),
+    );
+  }
+  if (!text && event.output !== undefined && event.output !== null) {
+    // A workflow node's result: shown as its answer, text as it is, data as JSON.
+    const shown = typeof event.output === "string" ? event.output : JSON.stringify(event.output);
+    rows.push(
+      h("div", { class: "msg msg-agent msg-output", dataset: { eventId: event.id }, onclick: select },
+        h("div", { class: "msg-author" }, event.nodeInfo?.path || event.author),
+        h("div", { class: "msg-text" }, shown)),
     );
   }
   const transfer = event.actions?.transferToAgent;
