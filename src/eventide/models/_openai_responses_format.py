@@ -217,7 +217,12 @@ def feed_responses_event(data: JsonObject, assembler: StreamAssembler) -> list[L
     kind = string(data.get("type")) or ""
     delta = string(data.get("delta"))
     if kind in _DELTAS:
-        return [partial_response(delta, thought=_DELTAS[kind])] if delta else []
+        if not delta:
+            return []
+        # Deltas are streamed, not assembled (the closing event carries the whole
+        # response): note that content came, so a stream cut before it is not "empty".
+        assembler.scratch["streamed"] = True
+        return [partial_response(delta, thought=_DELTAS[kind])]
     if kind in {"response.completed", "response.incomplete", "response.failed"}:
         whole = StreamAssembler(calls_before=lambda: assembler.calls_before, partials=False)
         read_responses_response(obj(data.get("response")), whole)

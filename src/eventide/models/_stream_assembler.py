@@ -202,7 +202,7 @@ class StreamAssembler:
                 parts.append(slot)
         if not self._finished:
             incomplete = problems or any(isinstance(s, _Call) and not s.name for s in self._slots)
-            if not self._slots:
+            if not self._slots and not self.scratch.get("streamed"):
                 return LlmResponse.from_error(empty_stream())
             if not parts or incomplete:
                 return LlmResponse.from_error(
