@@ -1,6 +1,7 @@
 """Per-turn cost of the protocol adapters against ``/run_sse``, in one run.
 
 Usage: python benchmarks/bench_protocols.py [--json] [--turns N] [--rounds N]
+    [--in-process | --callgrind]
 
 Starts the API server with ``--openai`` and ``--ag-ui`` (in-memory sessions) in a subprocess
 on 127.0.0.1. The app is an ``LlmAgent`` on ``FunctionModel``: every answer is 200 characters
@@ -18,6 +19,12 @@ per-round ratios). The goal of issue 35: every adapter within 10% of ``/run_sse`
 handed to the app, the answer's bytes collected) and times each turn with the process's CPU
 clock: the adapters' own cost, free of the loopback and of the client, and far less noisy on
 a shared machine.
+
+``--callgrind`` runs the in-process turns under ``valgrind --tool=callgrind`` and counts the
+instructions of each protocol's conversation (one per protocol, ``--turns`` turns, counters
+zeroed before and dumped after it; the cost of zeroing and dumping, measured on an empty
+interval, taken off): the same figure on a loaded machine as on an idle one. It counts the
+client's share of each request too (building the body, reading the frames), a few percent.
 """
 
 from __future__ import annotations
@@ -26,10 +33,12 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -244,6 +253,71 @@ async def _run_in_process(turns: int, rounds: int) -> dict[str, Any]:
     return result
 
 
+def _callgrind_control(flag: str) -> None:
+    subprocess.run(
+        ["callgrind_control", flag, str(os.getpid())], check=True, stdout=subprocess.DEVNULL
+    )
+
+
+async def _callgrind_child(turns: int) -> None:
+    """Under callgrind: warm up, then one dump per protocol's conversation (the first an
+    empty interval: the cost of zeroing and dumping)."""
+    client = _InProcess(_api())
+    for protocol in PROTOCOLS:
+        warm = _AsyncConversation(client, protocol)
+        await warm.start()
+        for index in range(3):
+            await warm.aturn(index)
+    _callgrind_control("-z")
+    _callgrind_control("-d")
+    for protocol in PROTOCOLS:
+        conversation = _AsyncConversation(client, protocol)
+        await conversation.start()
+        _callgrind_control("-z")
+        for index in range(turns):
+            await conversation.aturn(index)
+        _callgrind_control("-d")
+
+
+def _instructions(dump: Path) -> int:
+    """The instruction count a callgrind dump sums up."""
+    found = re.search(rb"^summary: (\d+)", dump.read_bytes(), re.M)
+    if found is None:
+        raise RuntimeError(f"{dump} has no summary line: is it a callgrind dump?")
+    return int(found.group(1))
+
+
+def _run_callgrind(turns: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}/callgrind.out",
+                sys.executable,
+                __file__,
+                "--callgrind-child",
+                "--turns",
+                str(turns),
+            ],
+            env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        dumps = sorted(Path(out).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
+        counts = [_instructions(dump) for dump in dumps]
+    empty, *measured = counts
+    per_turn = {p: (c - empty) / turns for p, c in zip(PROTOCOLS, measured, strict=True)}
+    result: dict[str, Any] = {"turns": turns, "protocols": {}}
+    for protocol in PROTOCOLS:
+        result["protocols"][protocol] = {
+            "instructions_per_turn": round(per_turn[protocol]),
+            "ratio_to_run_sse": round(per_turn[protocol] / per_turn["run_sse"], 3),
+        }
+    return result
+
+
 def _run(turns: int, rounds: int) -> dict[str, Any]:
     import httpx
 
@@ -312,9 +386,26 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--in-process", action="store_true")
+    parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--callgrind-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
         _serve(args.serve)
+        return 0
+    if args.callgrind_child:
+        asyncio.run(_callgrind_child(args.turns))
+        return 0
+    if args.callgrind:
+        result = _run_callgrind(args.turns)
+        if args.json:
+            print(json.dumps(result, indent=2))
+            return 0
+        print(f"{'protocol':<10} {'instructions/turn':>18} {'ratio':>7}")
+        for protocol, figures in result["protocols"].items():
+            print(
+                f"{protocol:<10} {figures['instructions_per_turn'] / 1e6:>15.3f} M "
+                f"{figures['ratio_to_run_sse']:>7.3f}"
+            )
         return 0
     if args.in_process:
         result = asyncio.run(_run_in_process(args.turns, args.rounds))

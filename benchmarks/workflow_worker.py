@@ -98,7 +98,7 @@ def adk_like(framework: str, scenario: str) -> Run:
         expected = TEXT
     else:
         raise ValueError(f"unknown scenario {scenario!r}")
-    runner = InMemoryRunner(agent=workflow, app_name="bench")
+    runner = InMemoryRunner(node=workflow, app_name="bench")
     message = types.Content(role="user", parts=[types.Part(text="go")])
 
     async def run() -> int:

@@ -37,6 +37,7 @@
     ├── ScriptExhaustedError (AssertionError) a test's scripted model ran out of responses
     ├── NodeInterrupted                     a workflow node waits for the user (a signal the
     │                                        workflow catches; it pauses the run)
+    ├── DynamicNodeFailError                a node run with ctx.run_node failed (``error``)
     └── LimitExceededError                  a configured limit was reached
         ├── LlmCallsLimitExceededError      RunConfig.max_llm_calls
         ├── NodeTimeoutError (TimeoutError)  a workflow node ran past its ``timeout``
@@ -60,6 +61,7 @@ __all__ = [
     "CredentialExchangeError",
     "EvalSetExistsError",
     "EventNotFoundError",
+    "DynamicNodeFailError",
     "EventideError",
     "GraphValidationError",
     "InputValidationError",
@@ -476,3 +478,19 @@ class NodeInterrupted(EventideError):  # noqa: N818 - a signal, not a failure
             "the workflow continues once the user answers."
         )
         self.interrupt_ids = interrupt_ids
+
+
+class DynamicNodeFailError(EventideError):
+    """A node run with ``ctx.run_node`` failed (after its retries); google-adk's name.
+
+    The calling node may catch it and go on; uncaught, the caller fails with ``error``.
+
+    Attributes:
+        error: the child's exception.
+        error_node_path: the path of the node run that failed.
+    """
+
+    def __init__(self, *, message: str, error: Exception, error_node_path: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.error_node_path = error_node_path

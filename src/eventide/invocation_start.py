@@ -20,7 +20,7 @@ from eventide.errors import SessionNotFoundError, UsageError
 from eventide.events import Event
 from eventide.flows.task_delegation import reply_branch
 from eventide.run_config import RunConfig
-from eventide.runtime.markers import ANSWERED, STARTED
+from eventide.runtime.markers import ANSWERED, FINISHED, STARTED, mark
 from eventide.user_event import user_event
 
 if TYPE_CHECKING:
@@ -33,7 +33,16 @@ if TYPE_CHECKING:
     from eventide.sessions.base_session_service import BaseSessionService
     from eventide.sessions.session import Session
 
-__all__ = ["FRESH", "RESUME", "RUN", "Services", "Start", "Turn", "begin"]
+__all__ = [
+    "FRESH",
+    "RESUME",
+    "RUN",
+    "Services",
+    "Start",
+    "Turn",
+    "answer_before_run",
+    "begin",
+]
 
 # What a Turn asks for: run a message (or continue an invocation, in a resumable app),
 # continue an invocation only (resume_async), or run a message in a new invocation only.
@@ -98,6 +107,14 @@ class Start:
     resumed: bool = False
     then: Turn | None = None
 
+    @property
+    def marks_first_event(self) -> bool:
+        """The agent's first committed event must carry the ``started`` marker: a resumable
+        invocation that starts with nothing of it committed yet (no user event)."""
+        events, ctx = self.ctx.session.events, self.ctx
+        committed = bool(events) and events[-1].invocation_id == ctx.invocation_id
+        return ctx.resumable and not self.resumed and not committed
+
 
 async def begin(runner: Services, turn: Turn) -> Start:
     """Start or continue the invocation ``turn`` asks for (see the module docstring).
@@ -126,7 +143,9 @@ async def begin(runner: Services, turn: Turn) -> Start:
                 # it (on the calls' branch), it goes on from its log, as google-adk's
                 # resumable apps do.
                 ctx = _new_context(runner, found.invocation_id, session, turn.run_config)
-                answer = await user_event(ctx, message, delta, mark=ANSWERED, branch=found.branch)
+                answer = await user_event(
+                    ctx, message, delta, invocation_mark=ANSWERED, branch=found.branch
+                )
                 await _commit(runner, ctx, answer)
             start = _continue(runner, session, found.invocation_id, turn.run_config)
             if found.then_new:
@@ -135,12 +154,30 @@ async def begin(runner: Services, turn: Turn) -> Start:
     invocation_id = turn.invocation_id or new_invocation_id()
     ctx = _new_context(runner, invocation_id, session, turn.run_config)
     if turn.new_message is not None or turn.state_delta:
-        mark = STARTED if runner.resumable else None
+        marker = STARTED if runner.resumable else None
         # A reply to a task agent's question goes on the task's branch (Task API).
         branch = reply_branch(session.events)
-        event = await user_event(ctx, turn.new_message, turn.state_delta, mark=mark, branch=branch)
+        event = await user_event(
+            ctx, turn.new_message, turn.state_delta, invocation_mark=marker, branch=branch
+        )
         await _commit(runner, ctx, event)
     return Start(ctx)
+
+
+async def answer_before_run(ctx: InvocationContext) -> Event | None:
+    """The answer a plugin's ``before_run_callback`` gives instead of the agent, as the
+    invocation's one event (its ``finished`` marker on it in a resumable app), or None."""
+    early = await ctx.plugin_manager.before_run_callback(invocation_context=ctx)
+    if early is None:
+        return None
+    event = Event(
+        invocation_id=ctx.invocation_id,
+        author="model",
+        content=types.to_content(early, role="model"),
+    )
+    if ctx.resumable:
+        mark(event, FINISHED)
+    return event
 
 
 def _continue(

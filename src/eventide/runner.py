@@ -20,11 +20,10 @@ from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.cancellation import seal_aborted
-from eventide.contexts import InvocationContext
 from eventide.errors import RunnerClosedError
 from eventide.events import Event
 from eventide.flows.contents import ContentsCache
-from eventide.invocation_start import RESUME, Turn, begin
+from eventide.invocation_start import RESUME, Turn, answer_before_run, begin
 from eventide.memory.base_memory_service import BaseMemoryService
 from eventide.memory.in_memory_memory_service import InMemoryMemoryService
 from eventide.plugins.base_plugin import BasePlugin
@@ -33,7 +32,7 @@ from eventide.run_config import RunConfig
 from eventide.runner_debug import run_debug
 from eventide.runner_setup import runner_setup
 from eventide.runner_sync import SyncBridge
-from eventide.runtime.markers import FINISHED, INVOCATION_KEY, STARTED
+from eventide.runtime.markers import STARTED, mark
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.sessions.session import Session
@@ -104,8 +103,6 @@ class Runner:
         self.memory_service = memory_service
         self.credential_service = credential_service
         self.plugin_manager = PluginManager(setup.plugins)
-        # Runtime state, not configuration: the conversations built so far, per session,
-        # branch and agent, so a long session costs only its new events per model call.
         self._contents_cache = ContentsCache()
         self.auto_create_session = auto_create_session
         self.add_sessions_to_memory = setup.add_sessions_to_memory
@@ -216,22 +213,13 @@ class Runner:
         plugins = self.plugin_manager
         session = ctx.session
         # A resumable invocation's first committed event says so (see eventide.runtime.markers).
-        mark_start = self.resumable and not resumed and not _has_events_of(session, ctx)
-        early = (
-            await plugins.before_run_callback(invocation_context=ctx)
-            if plugins.overrides(BasePlugin.before_run_callback)
-            else None
-        )
+        mark_start = start.marks_first_event
+        early = None
+        if plugins.overrides(BasePlugin.before_run_callback):
+            early = await answer_before_run(ctx)
         if early is not None:
-            event = Event(
-                invocation_id=ctx.invocation_id,
-                author="model",
-                content=types.to_content(early, role="model"),
-            )
-            if self.resumable:
-                event.custom_metadata = {INVOCATION_KEY: FINISHED}
-            await self.session_service.append_event(session, event)
-            yield event
+            await self.session_service.append_event(session, early)
+            yield early
         else:
             if not resumed:
                 # The agent that answers the turn: see eventide.agents.routing.
@@ -251,7 +239,7 @@ class Runner:
                             # Straight into the field: pydantic's __setattr__ costs microseconds.
                             object.__setattr__(event, "invocation_id", ctx.invocation_id)
                         if mark_start:
-                            _mark_started(event)
+                            mark(event, STARTED)
                             mark_start = False
                         delta = event.actions.state_delta
                         if delta:
@@ -299,13 +287,10 @@ class Runner:
     async def rewind_async(
         self, *, user_id: str, session_id: str, rewind_before_invocation_id: str
     ) -> Event:
-        """Rewind the session to before an invocation: append an event that restores the
-        session's state and artifacts to what they were then (shared ``app:``/``user:`` data
-        is left as it is); the later turns stay in the log but no longer reach the model (see
-        :mod:`eventide.history.rewind`).
-
-        Returns:
-            The committed rewind event.
+        """Rewind the session to before an invocation: append (and return) an event that
+        restores the session's state and artifacts to what they were then (shared
+        ``app:``/``user:`` data is left as it is); the later turns stay in the log but no
+        longer reach the model (see :mod:`eventide.history.rewind`).
 
         Raises:
             SessionNotFoundError: the session does not exist.
@@ -360,14 +345,9 @@ class Runner:
         state_delta: dict[str, Any] | None = None,
         run_config: RunConfig | None = None,
     ) -> Iterator[Event]:
-        """The synchronous convenience over :meth:`run_async`, for scripts and notebooks.
-        Breaking out of the loop early cancels the invocation cleanly.
-
-        It runs the invocation on a private event loop kept by this Runner (so services that
-        hold connections keep working across calls); inside a running event loop, on a
-        worker thread (see :mod:`eventide.runner_sync`): there, ``async for event in
-        runner.run_async(...)`` is the better choice.
-        """
+        """:meth:`run_async` for scripts and notebooks (breaking out early cancels cleanly),
+        on this Runner's private event loop, or a worker thread inside a running loop (see
+        :mod:`eventide.runner_sync`; there, ``async for ... in run_async`` is better)."""
         events = self.run_async(
             user_id=user_id,
             session_id=session_id,
@@ -403,22 +383,18 @@ class Runner:
         )
 
     def prepare_models(self) -> ModelsPreparing:
-        """Start the first model call's one-time work now, in a background thread: each
-        model of the agent tree imports its provider's SDK and makes its client (about
-        0.4 s for the ``openai`` SDK), so the first turn costs what later ones do.
-
-        Call it where a process starts and waits anyway (a web app's start-up, before
-        reading the user's first message); ``eventide run`` and ``eventide api-server`` do
-        it themselves. Returns at once; ``.wait()`` on the result blocks until every model
-        is prepared. A model whose preparation fails reports the failure on its first call.
+        """Start the first model call's one-time work now, in a background thread (each
+        model imports its provider's SDK and makes its client, about 0.4 s for ``openai``),
+        so the first turn costs what later ones do: call it where a process waits anyway (a
+        web app's start-up). Returns at once; ``.wait()`` on the result blocks until every
+        model is prepared; a model whose preparation fails reports it on its first call.
         """
         from eventide.apps.prepare_ahead import prepare_models_ahead
 
         return prepare_models_ahead(self.agent)
 
     async def close(self) -> None:
-        """Close the runner: its agents' toolsets and its plugins are closed; later runs
-        raise."""
+        """Close the agents' toolsets and the plugins; later runs raise."""
         if self._closed:
             return
         self._closed = True
@@ -443,33 +419,27 @@ class Runner:
 
     @property
     def contents_cache(self) -> ContentsCache:
-        """The conversations built so far, per session, branch and agent (runtime state,
-        not configuration): a long session costs only its new events per model call."""
+        """The conversations built so far per session, branch and agent (runtime state)."""
         return self._contents_cache
 
 
-def _mark_started(event: Event) -> None:
-    event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: STARTED}
-
-
-def _has_events_of(session: Session, ctx: InvocationContext) -> bool:
-    events = session.events
-    return bool(events) and events[-1].invocation_id == ctx.invocation_id
-
-
 class InMemoryRunner(Runner):
-    """A Runner with in-memory session, artifact and memory services: for tests and demos."""
+    """In-memory services, for tests and demos; an ``agent``, ``node`` or ``app`` as in ADK."""
 
     def __init__(
         self,
-        agent: BaseAgent,
+        agent: BaseAgent | None = None,
         *,
-        app_name: str = "InMemoryRunner",
+        app_name: str | None = None,
         plugins: Sequence[BasePlugin] | None = None,
+        app: App | None = None,
+        node: BaseAgent | None = None,
     ) -> None:
         super().__init__(
-            app_name=app_name,
+            app_name=app_name or (None if app is not None else "InMemoryRunner"),
             agent=agent,
+            node=node,
+            app=app,
             session_service=InMemorySessionService(),
             artifact_service=InMemoryArtifactService(),
             memory_service=InMemoryMemoryService(),

@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from eventide import types
-from eventide._model import construct_trusted
+from eventide._fastpath import construct_trusted
 from eventide.contexts import InvocationContext
 from eventide.credential_redaction import answers_credential_request, store_credentials
 from eventide.events import Event, EventActions
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.protocol import USER_AUTHOR
-from eventide.runtime.markers import INVOCATION_KEY
+from eventide.runtime.markers import mark
 
 __all__ = ["add_run_metadata", "user_event"]
 
@@ -27,12 +27,12 @@ async def user_event(
     new_message: types.Content | str | None,
     state_delta: dict[str, Any] | None,
     *,
-    mark: str | None,
+    invocation_mark: str | None,
     branch: str | None = None,
 ) -> Event:
     """The user's event of ``ctx``'s invocation (``ctx.user_content`` is set to its
-    content). ``mark``: the invocation marker it carries (None: not resumable); ``branch``:
-    the branch of the paused calls it answers, if any."""
+    content). ``invocation_mark``: the invocation marker it carries (None: not resumable);
+    ``branch``: the branch it belongs on (the paused calls it answers, a task's), if any."""
     content = None
     if new_message is not None:
         content = types.to_content(new_message)
@@ -65,8 +65,8 @@ async def user_event(
     )
     if ctx.run_config.custom_metadata:
         add_run_metadata(event, ctx.run_config.custom_metadata)
-    if mark is not None:
-        event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: mark}
+    if invocation_mark is not None:
+        mark(event, invocation_mark)
     return event
 
 

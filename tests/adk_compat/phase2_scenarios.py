@@ -345,3 +345,37 @@ async def agent_tool_include_plugins(fw: Framework, tmp: Path) -> None:
         runner = fw.InMemoryRunner(agent=root, app_name="app", plugins=[plugin])
         await run_turn(fw, runner, "go")
         assert plugin.seen == expected, (include, plugin.seen)
+
+
+@scenario
+async def plugin_manager_close_failures(fw: Framework, tmp: Path) -> None:
+    """PluginManager.close(): a plugin that fails to close, or outlasts close_timeout, is
+    reported as a RuntimeError naming it and the error's class, after every plugin was
+    closed."""
+    closed: list[str] = []
+
+    class Failing(fw.BasePlugin):  # type: ignore[misc, name-defined]
+        async def close(self) -> None:
+            raise ValueError("cannot close")
+
+    class Slow(fw.BasePlugin):  # type: ignore[misc, name-defined]
+        async def close(self) -> None:
+            await asyncio.sleep(1)
+
+    class Fine(fw.BasePlugin):  # type: ignore[misc, name-defined]
+        async def close(self) -> None:
+            closed.append(self.name)
+
+    manager = fw.PluginManager(
+        plugins=[Failing(name="failing"), Slow(name="slow"), Fine(name="fine")],
+        close_timeout=0.05,
+    )
+    try:
+        await manager.close()
+    except RuntimeError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("no RuntimeError")
+    assert message.startswith("Failed to close plugins: ")
+    assert "'failing': ValueError" in message and "'slow': TimeoutError" in message
+    assert closed == ["fine"]

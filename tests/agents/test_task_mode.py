@@ -94,3 +94,31 @@ def test_delegated_sub_agents_are_tools_not_transfer_targets() -> None:
     root = LlmAgent(name="root", model=ScriptedModel(), sub_agents=[chat, task, single])
     assert [a.name for a in root.transfer_targets()] == ["chat"]
     assert [a.name for a in chat.transfer_targets()] == ["root"]
+
+
+async def test_a_finished_task_is_not_run_again_when_the_caller_failed_after_it() -> None:
+    """The task finished but the delegating agent's next model call failed: the next turn
+    goes to the delegating agent, which does not run the finished task again."""
+    from eventide import InMemoryRunner
+
+    sub_model = ScriptedModel(responses=[tool_call_response(("finish_task", {"result": "ok"}))])
+    root_model = ScriptedModel(
+        responses=[
+            tool_call_response(("picker", {"request": "pick"})),
+            RuntimeError("the model is down"),
+            "Back: the pick was ok.",
+        ]
+    )
+    runner = InMemoryRunner(_tree(sub_model, root_model), app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    try:
+        async for _ in runner.run_async(user_id="u", session_id=session.id, new_message="hi"):
+            pass
+    except Exception as exc:
+        assert "the model is down" in str(exc)
+    again = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="and?")
+    ]
+    assert [(e.author, e.text) for e in again] == [("root", "Back: the pick was ok.")]
+    assert sub_model.calls == 1
+    assert again[0].branch is None

@@ -92,6 +92,30 @@ def test_the_workflow_and_the_2x_top_level_names() -> None:
     )
 
 
+def test_request_input_and_node_tool_come_from_the_workflow_package() -> None:
+    """google-adk 2.x apps import these from its events and tools packages; Eventide keeps
+    them with the workflow. The migrated imports run."""
+    source = textwrap.dedent(
+        """\
+        from google.adk.events import RequestInput
+        from google.adk.events.request_input import RequestInput as Ask
+        from google.adk.tools._node_tool import NodeTool
+        """
+    )
+    report = migrate_source(source)
+    assert report.unmapped == []
+    assert report.new_source == textwrap.dedent(
+        """\
+        from eventide.workflow import RequestInput
+        from eventide.workflow import RequestInput as Ask
+        from eventide.workflow import NodeTool
+        """
+    )
+    namespace: dict[str, object] = {}
+    exec(report.new_source, namespace)  # noqa: S102 - the migrated imports must run
+    assert namespace["Ask"] is namespace["RequestInput"]
+
+
 def test_what_cannot_be_mapped_is_reported_and_left_as_it_was() -> None:
     source = textwrap.dedent(
         """\

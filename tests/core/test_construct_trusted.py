@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from eventide import types
-from eventide._model import construct_trusted
+from eventide._fastpath import construct_trusted
 from eventide.events import Event, EventActions
 from eventide.models.llm_response import LlmResponse
 

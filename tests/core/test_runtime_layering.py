@@ -36,11 +36,12 @@ def _offenders(package: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]
 
 
 def test_agents_never_import_durable() -> None:
-    """Issue 31 (no import cycle, deferred imports included): no module of eventide.agents
-    or eventide.flows imports eventide.durable in any form; the runtime they read imports
-    neither the agents nor durable."""
+    """Issue 31 (no import cycle, deferred imports included): no module of eventide.agents,
+    eventide.flows or eventide.workflow imports eventide.durable in any form; the runtime
+    the agents read imports neither the agents nor durable."""
     assert _offenders("agents", ("eventide.durable",)) == {}
     assert _offenders("flows", ("eventide.durable",)) == {}
+    assert _offenders("workflow", ("eventide.durable",)) == {}
     assert _offenders("runtime", ("eventide.durable", "eventide.agents", "eventide.flows")) == {}
     # The check can fail: durable does import the agents, and the agents the runtime.
     assert "eventide.agents.base_agent" in _imports(SRC / "durable" / "plan.py")
@@ -71,6 +72,7 @@ def test_each_runtime_module_imports_first_in_a_fresh_interpreter() -> None:
         "eventide.agents.parallel_agent",
         "eventide.agents.llm_agent",
         "eventide.flows.llm_resume",
+        "eventide.workflow",
         "eventide.durable.log",
         "eventide.durable.plan",
         "eventide.durable",

@@ -6,6 +6,7 @@ import random
 
 from eventide import Event, types
 from eventide.flows.contents import ContentsCache, build_contents
+from eventide.models.llm_request import Conversation
 
 
 def text(author: str, value: str, branch: str | None = None) -> Event:
@@ -164,3 +165,72 @@ def test_incremental_cache_equals_building_from_scratch() -> None:
     assert shape(cache.contents("s", rewritten, agent_name="a", branch=None)) == shape(
         build_contents(rewritten, agent_name="a", branch=None)
     )
+
+
+def test_one_cache_follows_rewinds_and_compactions() -> None:
+    """Issue 32, the conversation cache's one validity rule: with rewinds and compactions
+    mixed in (which rewrite the model's view), each agent's cached conversation and the
+    cached view equal what building from the whole log gives, at every step."""
+    from eventide.events import EventActions, EventCompaction
+    from eventide.history.model_view import model_view
+
+    rng = random.Random(11)
+    cache = ContentsCache()
+    events: list[Event] = []
+    for step in range(300):
+        invocation = f"inv{step // 3}"
+        roll = rng.random()
+        if roll < 0.06 and len(events) > 4:
+            covered = events[rng.randrange(len(events) - 3) : -2]
+            summary = types.Content(role="model", parts=[types.Part(text=f"sum{step}")])
+            compaction = EventCompaction(
+                start_timestamp=covered[0].timestamp,
+                end_timestamp=covered[-1].timestamp,
+                compacted_content=summary,
+            )
+            event = Event(author="a", actions=EventActions(compaction=compaction))
+        elif roll < 0.1 and events:
+            target = rng.choice(events).invocation_id
+            event = Event(author="user", actions=EventActions(rewind_before_invocation_id=target))
+        else:
+            event = text(rng.choice(["user", "a", "b"]), f"t{step}")
+        event.invocation_id = invocation
+        event.timestamp = float(step)
+        events.append(event)
+        if rng.random() < 0.4:
+            expected_view = model_view(events)
+            assert [e.id for e in cache.view("s", events)] == [e.id for e in expected_view]
+            for agent in ("a", "b"):
+                got = cache.contents("s", events, agent_name=agent, branch=None)
+                assert shape(got) == shape(
+                    build_contents(expected_view, agent_name=agent, branch=None)
+                ), (step, agent)
+    # The check can fail: the log's view left events out by the end.
+    assert len(model_view(events)) < len(events) - 10
+
+
+def test_the_conversation_keeps_its_translations_only_while_it_grows() -> None:
+    """Issue 32, the one validity rule reaching the connectors: every request of a growing
+    conversation carries the same ``translations`` dict; an answer to an earlier call (the
+    conversation is rewritten, or cut at that call) and a session that no longer extends
+    what the cache saw each bring a new one."""
+    cache = ContentsCache()
+    events = [text("user", "hi"), call("a", "c1"), response("a", "c1", "r1")]
+
+    def ask() -> dict[str, object]:
+        got = cache.contents("s", events, agent_name="a", branch=None)
+        assert isinstance(got, Conversation)
+        return got.translations
+
+    first = ask()
+    events += [text("a", "done"), text("user", "more"), call("a", "c2")]
+    assert ask() is first
+    events.append(response("a", "c1", "r1 again"))  # answers c1 again: c2 ends the cut
+    cut = ask()
+    assert cut is not first
+    events.append(response("a", "c2", "r2"))
+    after = ask()
+    assert after is not first and after is not cut
+    assert ask() is after
+    events[:] = events[:2]  # a shorter log (deleted and recreated): built afresh
+    assert ask() is not after

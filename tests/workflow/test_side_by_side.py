@@ -197,6 +197,36 @@ def label(node_input: str, ctx):
 wf = Workflow(name="wf", state_schema=Counters, edges=[("START", slow_once, label)])
 """
 
+NESTED_HUMAN_INPUT = """
+from ADK import Event
+from ADK.workflow import Workflow
+try:
+    from google.adk.events.request_input import RequestInput
+except ImportError:
+    from eventide.workflow import RequestInput
+
+def start(node_input: str, ctx):
+    ctx.state["started"] = node_input
+    return node_input
+
+async def ask(node_input):
+    yield RequestInput(message="size?", payload=node_input)
+
+def size(node_input):
+    return {"size": node_input}
+
+inner = Workflow(name="inner", edges=[("START", ask, size)])
+
+def done(node_input):
+    return {"done": node_input}
+
+wf = Workflow(name="wf", edges=[("START", start, inner, done)])
+"""
+
+SCENARIOS["a nested workflow pauses for input and continues"] = (
+    NESTED_HUMAN_INPUT,
+    ["tea", {"answer": {"result": "large"}}],
+)
 SCENARIOS["an LlmAgent node with output_schema"] = (LLM_AGENT_NODE, ["buy now"])
 SCENARIOS["timeout, retry and state_schema"] = (TIMEOUT_AND_STATE_SCHEMA, ["go"])
 

@@ -175,3 +175,40 @@ async def test_a_tool_confirmation_inside_an_agent_node_pauses_the_workflow() ->
         ("wf@1/after@1", "after: All done."),
     ]
     assert after_calls == ["All done."]
+
+
+async def test_a_dynamic_child_waiting_for_the_user_pauses_its_parent() -> None:
+    """A child run with ``ctx.run_node`` asks the user: the parent stops with it; on the
+    answer the parent runs again, the children that had finished are replayed (their side
+    effects not repeated) and the asking child's output is the answer."""
+    effects: list[str] = []
+
+    def fetch(node_input: Any) -> str:
+        effects.append("fetch")
+        return "data"
+
+    async def ask(node_input: Any) -> Any:
+        effects.append("ask")
+        yield RequestInput(interrupt_id="pick", message=f"Which part of {node_input}?")
+
+    @node(rerun_on_resume=True)
+    async def parent(ctx: Any) -> Any:
+        data = await ctx.run_node(fetch)
+        choice = await ctx.run_node(ask, data)
+        return f"{data}:{choice}"
+
+    workflow = Workflow(name="wf", edges=[("START", parent)])
+    runner = InMemoryRunner(workflow, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    first = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="go")
+    ]
+    assert [c.id for e in first for c in e.get_function_calls()] == ["pick"]
+    second = [
+        e
+        async for e in runner.run_async(
+            user_id="u", session_id=session.id, new_message=answer("pick", "tail")
+        )
+    ]
+    assert outputs(second) == [("wf@1/parent@1", "data:tail")]
+    assert effects == ["fetch", "ask"]

@@ -354,3 +354,36 @@ def _bare_invocation() -> Any:
     return InvocationContext(
         invocation_id="i", agent=Workflow(name="wf"), session=session, session_service=service
     )
+
+
+async def test_a_node_subclass_as_parallel_worker() -> None:
+    class Shout(Node):
+        async def run_node_impl(self, *, ctx: Any, node_input: Any) -> AsyncGenerator[Any, None]:
+            yield str(node_input).upper()
+
+    def words(node_input: str) -> list[str]:
+        return node_input.split()
+
+    shout = Shout(name="shout", parallel_worker=True, max_parallel_workers=1)
+    events, _ = await play(Workflow(name="wf", edges=[("START", words, shout)]), "a b")
+    assert outputs(events)[-1] == ("wf@1/shout@1", ["A", "B"])
+
+
+async def test_in_memory_runner_takes_a_node_or_an_app_as_google_adk() -> None:
+    """``InMemoryRunner(node=workflow)`` and ``InMemoryRunner(app=App(...))`` (google-adk
+    2.x's keywords); the app's name is the runner's unless one is given; two roots refused."""
+    from eventide import App, InMemoryRunner
+    from eventide.errors import UsageError
+
+    workflow = Workflow(name="wf", edges=[("START", upper)])
+    by_node = InMemoryRunner(node=workflow)
+    assert (by_node.app_name, by_node.agent) == ("InMemoryRunner", workflow)
+    by_app = InMemoryRunner(app=App(name="shop", root_agent=workflow))
+    assert (by_app.app_name, by_app.agent) == ("shop", workflow)
+    session = await by_app.session_service.create_session(app_name="shop", user_id="u")
+    events = [
+        e async for e in by_app.run_async(user_id="u", session_id=session.id, new_message="hi")
+    ]
+    assert [e.output for e in events if e.output is not None] == ["HI"]
+    with pytest.raises(UsageError, match="Only one of app, agent, or node"):
+        InMemoryRunner(workflow, node=workflow)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
@@ -248,12 +248,11 @@ class LlmAgent(BaseAgent):
         targets = self.transfer_targets()
         task = self.mode == AgentMode.TASK
         hooks = NO_HOOKS
-        fields = self.__dict__  # the hook fields, read without pydantic's __getattr__
-        if plugins.has_model_or_tool_hooks or _has_own_hooks(fields):
+        if plugins.has_model_or_tool_hooks or _has_own_hooks(self):
             # Built only when some hook exists: a plain agent's record keeps NO_HOOKS.
             hooks = HookChains(
                 {
-                    spec: plugins.chain(spec) + own_chain(spec, fields[spec.name])
+                    spec: plugins.chain(spec) + own_chain(spec, getattr(self, spec.name))
                     for spec in LLM_HOOKS
                 }
             )
@@ -338,10 +337,10 @@ def _static_text(instruction: StaticInstruction | None) -> str | None:
 _LLM_HOOK_FIELDS = tuple(spec.name for spec in LLM_HOOKS)
 
 
-def _has_own_hooks(fields: Mapping[str, Any]) -> bool:
-    """Whether an agent (its fields) has callbacks of a model or tool hook."""
+def _has_own_hooks(agent: LlmAgent) -> bool:
+    """Whether an agent has callbacks of a model or tool hook."""
     for name in _LLM_HOOK_FIELDS:
-        if fields[name] is not None:
+        if getattr(agent, name) is not None:
             return True
     return False
 

@@ -183,15 +183,21 @@ class BaseArtifactService(ABC):
         """Release resources."""
 
 
-def ensure_part(artifact: types.Part | dict[str, Any]) -> types.Part:
-    """``artifact`` as a ``Part``: a ``Part`` as it is, a dict (JSON of a part, in
-    camelCase or snake_case, as front ends send artifacts) validated into one.
+def ensure_part(artifact: types.Part | BaseModel | dict[str, Any]) -> types.Part:
+    """``artifact`` as a ``Part``: a ``Part`` as it is (google-genai's too), a dict (JSON
+    of a part, in camelCase or snake_case, as front ends send artifacts) validated into an
+    Eventide ``Part``.
 
     Raises:
         UsageError: the dict holds no part field (nothing would be saved).
     """
     if isinstance(artifact, types.Part):
         return artifact
+    if isinstance(artifact, BaseModel):
+        kind = type(artifact)
+        if kind.__name__ == "Part" and kind.__module__.startswith("google.genai"):
+            return artifact  # type: ignore[return-value]  # accepted wherever a Part is
+        artifact = artifact.model_dump(exclude_none=True)
     part = types.Part.model_validate(snake_case_keys(artifact))
     if not part.model_dump(exclude_none=True):
         raise UsageError(

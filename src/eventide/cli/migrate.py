@@ -33,6 +33,7 @@ from eventide.cli.migrate_modules import (
     TOP_LEVEL_2X,
     WORKFLOW_MODULE,
     WORKFLOW_NAMES,
+    WORKFLOW_NAMES_ELSEWHERE,
     ModuleTarget,
     ModuleUses,
     dotted_target,
@@ -275,7 +276,9 @@ class _Migrator(cst.CSTTransformer):
             local = alias.evaluated_alias or name
             target = RENAMED.get(name, name)
             asname = None if local == target else cst.AsName(name=cst.Name(local))
-            if module == WORKFLOW_MODULE and target in WORKFLOW_NAMES - TOP_LEVEL_2X:
+            if (
+                module == WORKFLOW_MODULE and target in WORKFLOW_NAMES - TOP_LEVEL_2X
+            ) or module in WORKFLOW_NAMES_ELSEWHERE.get(target, ()):
                 workflow.append(cst.ImportAlias(name=cst.Name(target), asname=asname))
                 continue
             if target in self.eventide_names:

@@ -9,7 +9,8 @@ than names, and the dotted uses that go with them.
 - ``import google.adk[.x]`` with dotted uses ``google.adk.x.Name``: each use becomes
   ``eventide.Name`` (``eventide.workflow.Name`` for the workflow's own names) and the import
   ``import eventide`` (and ``import eventide.workflow``).
-- ``google.adk.workflow`` is ``eventide.workflow``, with google-adk's public names; the 2.x
+- ``google.adk.workflow`` is ``eventide.workflow``, with google-adk's public names, as are
+  ``RequestInput`` (``google.adk.events``) and ``NodeTool`` (``google.adk.tools``); the 2.x
   top-level names (``from google.adk import Agent, Event, Workflow, Context``) are
   Eventide's top-level names.
 
@@ -29,6 +30,7 @@ __all__ = [
     "TOP_LEVEL_2X",
     "WORKFLOW_MODULE",
     "WORKFLOW_NAMES",
+    "WORKFLOW_NAMES_ELSEWHERE",
     "ModuleUses",
     "dotted",
     "dotted_target",
@@ -54,6 +56,12 @@ WORKFLOW_NAMES = frozenset(
         "node",
     }
 )
+# google-adk names that live elsewhere in google-adk and in eventide.workflow in Eventide:
+# name -> the google-adk modules apps import it from.
+WORKFLOW_NAMES_ELSEWHERE: dict[str, frozenset[str]] = {
+    "RequestInput": frozenset({"google.adk.events", "google.adk.events.request_input"}),
+    "NodeTool": frozenset({"google.adk.tools", "google.adk.tools._node_tool"}),
+}
 # google-adk 2.x's top-level names (`from google.adk import Agent, Event, Workflow, Context`);
 # Eventide's top-level package re-exports the same four.
 TOP_LEVEL_2X = frozenset({"Agent", "Context", "Event", "Workflow"})

@@ -21,11 +21,13 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import Any
 
 from eventide import types
 from eventide.events import Event
 from eventide.flows.task_scope import task_scope
-from eventide.history.model_view import ModelViewCache
+from eventide.history.model_view import extend_view
+from eventide.models.llm_request import Conversation
 from eventide.protocol import SYNTHETIC_FUNCTIONS, USER_AUTHOR
 
 __all__ = ["ContentsBuilder", "ContentsCache", "build_contents"]
@@ -73,6 +75,7 @@ class ContentsBuilder:
         "_call_block",
         "_flat",
         "_stale",
+        "_translations",
     )
 
     def __init__(self, *, agent_name: str, branch: str | None) -> None:
@@ -84,6 +87,8 @@ class ContentsBuilder:
         self._stale = False
         # The block whose call the latest event answered, when that event added nothing else.
         self._answered_last: _Block | None = None
+        # What connectors made of the conversation handed out, while it only grows.
+        self._translations: dict[str, Any] = {}
 
     def add(self, event: Event) -> None:
         """Fold one committed event into the conversation."""
@@ -145,8 +150,10 @@ class ContentsBuilder:
             self._stale = True
         block.answer = answer
 
-    def contents(self) -> list[types.Content]:
-        """The conversation so far (a new list the caller may change)."""
+    def contents(self) -> Conversation:
+        """The conversation so far (a new list the caller may change), with the connectors'
+        translations of what it was last time when it only grew since (see
+        :class:`~eventide.models.llm_request.Conversation`)."""
         answered = self._answered_last
         if answered is not None and self._blocks[-1] is not answered:
             # The latest event answers an earlier call: end the conversation there.
@@ -157,7 +164,9 @@ class ContentsBuilder:
                     cut.append(block.answer)
                 if block is answered:
                     break
-            return cut
+            # A one-off the next call does not extend: what was translated is void.
+            self._translations = {}
+            return Conversation(cut, {})
         if self._stale:
             flat: list[types.Content] = []
             for block in self._blocks:
@@ -166,7 +175,8 @@ class ContentsBuilder:
                     flat.append(block.answer)
             self._flat = flat
             self._stale = False
-        return list(self._flat)
+            self._translations = {}  # rewritten, not extended
+        return Conversation(self._flat, self._translations)
 
 
 class _Block:
@@ -180,67 +190,97 @@ class _Block:
 
 
 class ContentsCache:
-    """A Runner's memo of built conversations, keyed by session, branch and agent (runtime
-    state: it lives on the Runner and reaches the flow through the invocation context).
+    """The Runner's conversation cache: the one cache on the model path (runtime state: it
+    lives on the Runner and reaches the flow through the invocation context).
 
-    A cached builder is reused when the session's events still start with the events it
-    has seen (checked by the ids of the first and last of them); otherwise it is rebuilt.
-    Least recently used entries are dropped past ``max_sessions``. The conversation is built
-    from the session's model view (rewound turns left out, compacted ones summarised: see
-    :mod:`eventide.history.model_view`).
+    Per session it keeps the model's view of the events (rewound turns left out, compacted
+    ones summarised: see :mod:`eventide.history.model_view`) and one conversation builder per
+    agent and branch reading that view, so a model call costs only the events committed
+    since the last one.
+
+    Validity rule, the only one: an entry serves a session's events while they begin with the
+    events it has seen (at least as many; the same first event and the same event at the
+    last position it saw, by id); the events after those are folded in. Otherwise the entry
+    is dropped and built again from the whole log. Within an entry, what is derived from the
+    view only grows with it: when a rewind or a compaction rewrites the view instead, the
+    builders are dropped and rebuilt from the new view. Least recently used sessions are
+    dropped past ``max_sessions``.
     """
 
-    __slots__ = ("_entries", "_max", "_views")
+    __slots__ = ("_entries", "_max")
 
     def __init__(self, max_sessions: int = 1024) -> None:
-        self._entries: OrderedDict[tuple[str, str | None, str], _CacheEntry] = OrderedDict()
+        self._entries: OrderedDict[str, _SessionEntry] = OrderedDict()
         self._max = max_sessions
-        self._views = ModelViewCache(max_sessions)
 
     def view(self, session_id: str, events: Sequence[Event]) -> Sequence[Event]:
         """The session's model view (see :mod:`eventide.history.model_view`), kept current."""
-        return self._views.view(session_id, events)[0]
+        view = self._entry(session_id, events).view
+        return events if view is None else view
 
     def contents(
         self, session_id: str, events: Sequence[Event], *, agent_name: str, branch: str | None
     ) -> list[types.Content]:
         """The conversation for ``events``, reusing the work done for their prefix."""
-        events, generation = self._views.view(session_id, events)
-        key = (session_id, branch, agent_name)
-        entry = self._entries.get(key)
+        entry = self._entry(session_id, events)
+        view = events if entry.view is None else entry.view
+        key = (branch, agent_name)
+        conversation = entry.conversations.get(key)
+        if conversation is None:
+            builder = ContentsBuilder(agent_name=agent_name, branch=branch)
+            conversation = entry.conversations[key] = _Conversation(builder)
+        builder = conversation.builder
+        for index in range(conversation.seen, len(view)):
+            builder.add(view[index])
+        conversation.seen = len(view)
+        return builder.contents()
+
+    def _entry(self, session_id: str, events: Sequence[Event]) -> _SessionEntry:
+        """The session's entry, brought up to ``events`` (see the validity rule)."""
+        entry = self._entries.get(session_id)
         seen = entry.seen if entry is not None else 0
         if (
             entry is None
-            or entry.generation != generation
             or len(events) < seen
             or (seen and (events[0].id != entry.first_id or events[seen - 1].id != entry.last_id))
         ):
-            entry = _CacheEntry(ContentsBuilder(agent_name=agent_name, branch=branch), generation)
+            entry = self._entries[session_id] = _SessionEntry()
             seen = 0
-            self._entries[key] = entry
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
         else:
-            self._entries.move_to_end(key)
-        builder = entry.builder
-        for i in range(seen, len(events)):
-            builder.add(events[i])
-        if events:
+            self._entries.move_to_end(session_id)
+        if len(events) > seen:
+            entry.view, appended_only = extend_view(entry.view, events, seen)
+            if not appended_only:
+                entry.conversations.clear()
             entry.seen = len(events)
             entry.first_id = events[0].id
             entry.last_id = events[-1].id
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
-        return builder.contents()
+        return entry
 
 
-class _CacheEntry:
-    __slots__ = ("builder", "first_id", "generation", "last_id", "seen")
+class _SessionEntry:
+    """One session's cached view (None: the log is its own view) and conversations."""
 
-    def __init__(self, builder: ContentsBuilder, generation: int) -> None:
-        self.builder = builder
-        self.generation = generation
+    __slots__ = ("conversations", "first_id", "last_id", "seen", "view")
+
+    def __init__(self) -> None:
+        self.view: list[Event] | None = None
+        self.conversations: dict[tuple[str | None, str], _Conversation] = {}
         self.seen = 0
         self.first_id = ""
         self.last_id = ""
+
+
+class _Conversation:
+    """One agent's conversation in one branch, built from the first ``seen`` view events."""
+
+    __slots__ = ("builder", "seen")
+
+    def __init__(self, builder: ContentsBuilder) -> None:
+        self.builder = builder
+        self.seen = 0
 
 
 def _on_branch(event_branch: str | None, branch: str | None) -> bool:

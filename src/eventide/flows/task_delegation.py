@@ -129,11 +129,33 @@ def _latest_agent_event(events: Sequence[Event]) -> Event | None:
     return None
 
 
-def reply_branch(events: Sequence[Event]) -> str | None:
-    """The branch of the task waiting for the user's reply (the latest agent event is in
-    its scope), or None when no task waits."""
+def _last_task(events: Sequence[Event]) -> tuple[Event, Event, str] | None:
+    """When the latest agent event is in a delegated task's scope: that event, the event
+    with the outermost delegating call, and the call's id."""
     latest = _latest_agent_event(events)
-    return None if latest is None else task_scope(latest.branch)
+    if latest is None or task_scope(latest.branch) is None:
+        return None
+    assert latest.branch is not None
+    segment = next(s for s in latest.branch.split(".") if TASK_MARK in s)
+    call_id = segment.split(TASK_MARK, 1)[1]
+    found = _call_by_id(events, call_id)
+    return None if found is None else (latest, found[0], call_id)
+
+
+def _answered(events: Sequence[Event], call_id: str) -> bool:
+    for event in reversed(events):
+        for response in event.get_function_responses():
+            if response.id == call_id:
+                return True
+    return False
+
+
+def reply_branch(events: Sequence[Event]) -> str | None:
+    """The branch of the task waiting for the user's reply, or None when no task waits."""
+    last = _last_task(events)
+    if last is None or _answered(events, last[2]):
+        return None
+    return task_scope(last[0].branch)
 
 
 def _call_by_id(events: Sequence[Event], call_id: str) -> tuple[Event, types.FunctionCall] | None:
@@ -145,17 +167,11 @@ def _call_by_id(events: Sequence[Event], call_id: str) -> tuple[Event, types.Fun
 
 
 def delegating_agent(events: Sequence[Event]) -> str | None:
-    """The name of the agent whose delegation waits for the user (the outermost one, when
-    tasks are nested), or None."""
-    latest = _latest_agent_event(events)
-    if latest is None or task_scope(latest.branch) is None:
-        return None
-    assert latest.branch is not None
-    for segment in latest.branch.split("."):
-        if TASK_MARK in segment:
-            found = _call_by_id(events, segment.split(TASK_MARK, 1)[1])
-            return None if found is None else found[0].author
-    return None
+    """The name of the agent that delegated the task the latest agent event belongs to (the
+    outermost one, when tasks are nested), or None: it answers the next turn, whether the
+    task waits for the user or finished before the delegating agent could answer."""
+    last = _last_task(events)
+    return None if last is None else last[1].author
 
 
 def pending_delegation(ctx: InvocationContext, agent_name: str) -> types.FunctionCall | None:
@@ -170,7 +186,8 @@ def pending_delegation(ctx: InvocationContext, agent_name: str) -> types.Functio
     segment = latest.branch[len(prefix) :].split(".", 1)[0]
     if TASK_MARK not in segment:
         return None
-    found = _call_by_id(events, segment.split(TASK_MARK, 1)[1])
+    call_id = segment.split(TASK_MARK, 1)[1]
+    found = _call_by_id(events, call_id)
     if found is None or found[0].author != agent_name or found[0].branch != ctx.branch:
         return None
-    return found[1]
+    return None if _answered(events, call_id) else found[1]

@@ -93,7 +93,7 @@ def limited_contents(
     builder = ContentsBuilder(agent_name=agent_name, branch=branch)
     for index in range(start, len(view)):
         builder.add(view[index])
-    contents = builder.contents()
+    contents: list[types.Content] = builder.contents()
     if limit.max_tokens is not None:
         contents = _within_tokens(contents, limit.max_tokens, limit.token_counter)
     return _paired(contents)

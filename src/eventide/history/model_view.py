@@ -10,13 +10,13 @@ Rules (the log itself is never changed):
   one was written from it).
 - A compaction hidden by a rewind is void: its summary may describe rewound turns.
 
-A session without rewinds or compactions is passed through as it is. :class:`ModelViewCache`
-keeps each session's view between model calls, so a long session costs only its new events.
+A session without rewinds or compactions is passed through as it is. The Runner's
+conversation cache (:class:`eventide.flows.contents.ContentsCache`) keeps each session's view
+between model calls with :func:`extend_view`, so a long session costs only its new events.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Sequence
 
 from eventide import types
@@ -24,7 +24,7 @@ from eventide.events import Event, EventCompaction
 
 __all__ = [
     "SUMMARY_PREFIX",
-    "ModelViewCache",
+    "extend_view",
     "is_summary_event",
     "model_view",
     "rewound_positions",
@@ -115,73 +115,31 @@ def _fold_compaction(view: list[Event], event: Event, compaction: EventCompactio
     view[:] = kept
 
 
-class ModelViewCache:
-    """Each session's model view, kept between calls and extended with new events only.
+def extend_view(
+    view: list[Event] | None, events: Sequence[Event], seen: int
+) -> tuple[list[Event] | None, bool]:
+    """The view of ``events`` given ``view``, the view of their first ``seen``, and whether
+    it was extended by appending only.
 
-    A view is rebuilt from the whole log when a rewind arrives or the log no longer starts
-    with the events seen. ``generation`` changes whenever a view is rebuilt or a compaction
-    rewrites it, so a cache built on the view knows to start over.
+    ``None`` stands for a log that is its own view (no rewind or compaction so far). A
+    rewind, or the first compaction, rebuilds the view from the whole log; a later
+    compaction rewrites ``view`` in place. Either way the answer's flag is False: what was
+    derived from the view's earlier items no longer holds.
     """
-
-    __slots__ = ("_entries", "_generation", "_max")
-
-    def __init__(self, max_sessions: int = 256) -> None:
-        self._entries: OrderedDict[str, _ViewEntry] = OrderedDict()
-        self._max = max_sessions
-        self._generation = 0
-
-    def view(self, session_id: str, events: Sequence[Event]) -> tuple[Sequence[Event], int]:
-        """The model's view of ``events`` and its generation number."""
-        entry = self._entries.get(session_id)
-        seen = entry.seen if entry is not None else 0
-        if (
-            entry is None
-            or len(events) < seen
-            or (seen and (events[0].id != entry.first_id or events[seen - 1].id != entry.last_id))
+    appended_only = True
+    for index in range(seen, len(events)):
+        event = events[index]
+        actions = event.actions
+        compaction = actions.compaction
+        if actions.rewind_before_invocation_id is not None or (
+            view is None and compaction is not None
         ):
-            entry = self._rebuild(session_id, events)
+            return model_view(events), False
+        if view is None:
+            continue
+        if compaction is not None:
+            _fold_compaction(view, event, compaction)
+            appended_only = False
         else:
-            self._entries.move_to_end(session_id)
-            for i in range(seen, len(events)):
-                event = events[i]
-                view = entry.view
-                if view is None:
-                    # No rewind or compaction so far: the log is its own view.
-                    if _is_special(event):
-                        entry = self._rebuild(session_id, events)
-                        break
-                elif event.actions.rewind_before_invocation_id is not None:
-                    entry = self._rebuild(session_id, events)
-                    break
-                elif event.actions.compaction is not None:
-                    _fold_compaction(view, event, event.actions.compaction)
-                    self._generation += 1
-                    entry.generation = self._generation
-                else:
-                    view.append(event)
-        if events:
-            entry.seen = len(events)
-            entry.first_id = events[0].id
-            entry.last_id = events[-1].id
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
-        return (events if entry.view is None else entry.view), entry.generation
-
-    def _rebuild(self, session_id: str, events: Sequence[Event]) -> _ViewEntry:
-        self._generation += 1
-        entry = _ViewEntry(self._generation)
-        if any(_is_special(e) for e in events):
-            entry.view = model_view(events)
-        self._entries[session_id] = entry
-        return entry
-
-
-class _ViewEntry:
-    __slots__ = ("first_id", "generation", "last_id", "seen", "view")
-
-    def __init__(self, generation: int) -> None:
-        self.generation = generation
-        self.view: list[Event] | None = None
-        self.seen = 0
-        self.first_id = ""
-        self.last_id = ""
+            view.append(event)
+    return view, appended_only

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import base64
 import json
-import operator
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, cast
 
 from eventide import types
-from eventide._model import construct_trusted
+from eventide._fastpath import construct_trusted
 from eventide.errors import UsageError
 from eventide.models._history import (
     CallIdAssigner,
@@ -25,11 +23,10 @@ from eventide.models._history import (
 )
 from eventide.models._json import JsonObject, integer, obj, objects, string
 from eventide.models._stream_assembler import StreamAssembler, token_usage
-from eventide.models.llm_request import LlmRequest
+from eventide.models.llm_request import Conversation, LlmRequest
 from eventide.models.llm_response import LlmResponse
 
 __all__ = [
-    "ChatHistoryMemo",
     "chat_request",
     "feed_chat_chunk",
     "openai_tool_choice",
@@ -50,7 +47,7 @@ def chat_request(
     *,
     model: str,
     max_tokens_field: str = "max_completion_tokens",
-    memo: ChatHistoryMemo | None = None,
+    reuse_history: bool = False,
 ) -> dict[str, Any]:
     """The Chat Completions request body for ``llm_request`` (without ``stream``).
 
@@ -59,14 +56,14 @@ def chat_request(
         model: the model name to send.
         max_tokens_field: ``max_completion_tokens`` (OpenAI) or ``max_tokens`` (older
             OpenAI-compatible servers).
-        memo: the caller's translations of earlier requests, used when the request's
-            contents are the conversation as built (``llm_request.history_unchanged``).
+        reuse_history: reuse and keep the messages of the conversation's earlier contents
+            (see :func:`chat_messages`); only for a client that never changes the messages
+            it is given (the openai SDK serializes them as they are).
     """
     reject_builtin_tools(llm_request, provider="Chat Completions")
     config = llm_request.config
-    if not llm_request.history_unchanged:
-        memo = None
-    body: dict[str, Any] = {"model": model, "messages": chat_messages(llm_request, memo)}
+    messages = chat_messages(llm_request, reuse_history=reuse_history)
+    body: dict[str, Any] = {"model": model, "messages": messages}
     tools = [
         {
             "type": "function",
@@ -116,92 +113,56 @@ def chat_request(
     return body
 
 
-def chat_messages(
-    llm_request: LlmRequest, memo: ChatHistoryMemo | None = None
-) -> list[dict[str, Any]]:
+def chat_messages(llm_request: LlmRequest, *, reuse_history: bool = False) -> list[dict[str, Any]]:
     """The ``messages`` list: system instruction, then the history in order.
 
-    With a ``memo`` (see :class:`ChatHistoryMemo`), the messages of the Content objects
-    that began the previous request of the same conversation are reused, and only the
-    contents after them are translated.
+    With ``reuse_history``, when the contents are the conversation as the flow's cache built it (a
+    :class:`~eventide.models.llm_request.Conversation`, ``history_unchanged``), the messages
+    made of its first contents on an earlier call are reused from its ``translations`` and
+    only the contents after them are translated; the cache guarantees those first contents
+    are the same, unchanged.
     """
     messages: list[dict[str, Any]] = []
     if llm_request.config.system_instruction:
         messages.append({"role": "system", "content": llm_request.config.system_instruction})
     contents = llm_request.contents
-    if memo is None or not contents:
+    if (
+        not reuse_history
+        or not llm_request.history_unchanged
+        or not isinstance(contents, Conversation)
+    ):
         ids = CallIdAssigner()
         for content in contents:
             _add_messages(messages, content, ids)
         return messages
-    translated, history, ids = memo.start(contents)
-    start = len(messages)
-    messages.extend(history)
-    for index in range(translated, len(contents)):
+    translations = contents.translations
+    done: _Translated | None = translations.get(_FORMAT)
+    head = len(messages)  # the system message's, not the conversation's
+    if done is not None and done.count <= len(contents):
+        start, ids = done.count, done.ids.copy()
+        messages.extend(done.messages)
+    else:
+        start, ids = 0, CallIdAssigner()
+    for index in range(start, len(contents)):
         _add_messages(messages, contents[index], ids)
-    memo.keep(contents, messages[start:], ids)
+    translations[_FORMAT] = _Translated(len(contents), messages[head:], ids.copy())
     return messages
 
 
-class ChatHistoryMemo:
-    """The wire messages of recent conversations, kept by the Content objects they were made
-    from, so a conversation's next request translates only its new contents.
-
-    A connector uses it only for a request whose contents are the conversation as the flow
-    built it (``LlmRequest.history_unchanged``): the same Content objects from one call to the
-    next, which nothing changed in place. A request that does not begin with all of the
-    previous request's Content objects, in order, is translated whole. Least recently used
-    conversations are dropped past ``max_conversations``.
-    """
-
-    __slots__ = ("_entries", "_max")
-
-    def __init__(self, max_conversations: int = 256) -> None:
-        self._entries: OrderedDict[int, _Translated] = OrderedDict()
-        self._max = max_conversations
-
-    def start(
-        self, contents: list[types.Content]
-    ) -> tuple[int, list[dict[str, Any]], CallIdAssigner]:
-        """How many of ``contents`` are already translated (the previous request's contents,
-        when ``contents`` begin with those very objects, else none), their messages, and the
-        call ids' state after them."""
-        entry = self._entries.get(id(contents[0]))
-        if (
-            entry is not None
-            and len(entry.contents) <= len(contents)
-            and all(map(operator.is_, entry.contents, contents))
-        ):
-            return len(entry.contents), entry.messages, entry.ids.copy()
-        return 0, [], CallIdAssigner()
-
-    def keep(
-        self,
-        contents: list[types.Content],
-        messages: list[dict[str, Any]],
-        ids: CallIdAssigner,
-    ) -> None:
-        """Remember ``messages`` as the translation of ``contents`` (and the call ids' state
-        after them)."""
-        key = id(contents[0])
-        self._entries[key] = _Translated(list(contents), messages, ids.copy())
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
-
-
 class _Translated:
-    __slots__ = ("contents", "ids", "messages")
+    """The messages of a conversation's first ``count`` contents, and the call ids' state
+    after them (kept in :attr:`Conversation.translations <eventide.models.llm_request.
+    Conversation>` under ``chat_completions``)."""
 
-    def __init__(
-        self,
-        contents: list[types.Content],
-        messages: list[dict[str, Any]],
-        ids: CallIdAssigner,
-    ) -> None:
-        self.contents = contents
+    __slots__ = ("count", "ids", "messages")
+
+    def __init__(self, count: int, messages: list[dict[str, Any]], ids: CallIdAssigner) -> None:
+        self.count = count
         self.messages = messages
         self.ids = ids
+
+
+_FORMAT = "chat_completions"
 
 
 def _add_messages(

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from eventide import types
-from eventide._model import construct_trusted
+from eventide._fastpath import construct_trusted
 from eventide.errors import ModelBehaviorError
 from eventide.models._failures import empty_stream, malformed_stream
 from eventide.models._history import fill_missing_call_ids, json_arguments

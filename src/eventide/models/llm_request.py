@@ -11,7 +11,26 @@ from eventide import types
 if TYPE_CHECKING:
     from eventide.tools.base_tool import BaseTool
 
-__all__ = ["LlmRequest"]
+__all__ = ["Conversation", "LlmRequest"]
+
+
+class Conversation(list[types.Content]):
+    """The contents of a request as the flow's conversation cache built them, carrying what
+    connectors made of them (``translations``: a wire format's name -> a connector's record).
+
+    The cache hands every request of one agent's conversation the same ``translations`` dict
+    while the conversation only grows by appending (its earlier contents are the same
+    objects, unchanged), and a new dict whenever it did not (see
+    :class:`eventide.flows.contents.ContentsCache`). So a connector may keep its translation
+    of the first ``n`` contents in the dict and translate only the rest next time, when the
+    request's ``history_unchanged`` says nothing else changed them.
+    """
+
+    __slots__ = ("translations",)
+
+    def __init__(self, contents: list[types.Content], translations: dict[str, Any]) -> None:
+        super().__init__(contents)
+        self.translations = translations
 
 
 class LlmRequest(BaseModel):
@@ -33,7 +52,8 @@ class LlmRequest(BaseModel):
     """Set by the LLM flow when ``contents`` are the conversation as it built it, which no
     hook, planner, code executor or tool could change in place: the Content objects of the
     earlier turns are then the same objects, unchanged, from one model call to the next, and
-    a connector may reuse what it made of them (not sent)."""
+    a connector may reuse what it made of them, kept in ``contents.translations`` (see
+    :class:`Conversation`; not sent)."""
 
     def append_instructions(self, instructions: list[str]) -> None:
         """Add paragraphs to the system instruction."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from eventide import types
+from eventide._fastpath import hidden_value, set_hidden
 from eventide._model import EventideModel
 from eventide.errors import ModelBehaviorError, ModelError
 
@@ -47,15 +48,12 @@ class LlmResponse(EventideModel):
         else:
             self.error_code = "MALFORMED_FUNCTION_CALL"
         self.error_message = str(error)
-        # Kept in the instance's __dict__, not as a pydantic private attribute: those make
-        # every instance (every Event too) pay for setting up its private storage, about a
-        # microsecond each. Not a field, so never serialized, compared or shown.
-        object.__setattr__(self, _ERROR, error)
+        set_hidden(self, _ERROR, error)  # not a private attribute: see set_hidden
 
     @property
     def error(self) -> ModelError | ModelBehaviorError | None:
         """The failure behind ``error_code``, when a connector reported one."""
-        error: ModelError | ModelBehaviorError | None = self.__dict__.get(_ERROR)
+        error: ModelError | ModelBehaviorError | None = hidden_value(self, _ERROR)
         return error
 
 

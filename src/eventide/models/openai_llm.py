@@ -34,10 +34,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
-from pydantic import PrivateAttr
-
 from eventide.models._openai_chat_format import (
-    ChatHistoryMemo,
     chat_request,
     feed_chat_chunk,
     read_chat_completion,
@@ -76,8 +73,6 @@ class OpenAILlm(RemoteLlm):
     base_url: str | None = None
     provider: OpenAIProvider | None = None
 
-    _history_memo: ChatHistoryMemo = PrivateAttr(default_factory=ChatHistoryMemo)
-
     @classmethod
     def supported_models(cls) -> list[str]:
         """``gpt-*``, ``o<digit>*``, ``chatgpt-*``, ``openai/*``, ``ollama/*``."""
@@ -95,14 +90,6 @@ class OpenAILlm(RemoteLlm):
             return OpenAIProvider.ollama(timeout=self.timeout)
         return OpenAIProvider(api_key=self.api_key, base_url=self.base_url, timeout=self.timeout)
 
-    def _chat_memo(self) -> ChatHistoryMemo:
-        """This model's translations of recent conversations (see ChatHistoryMemo)."""
-        # Read from the private dict: pydantic's __getattr__ is the slow way to a private.
-        private = self.__pydantic_private__
-        assert private is not None
-        memo: ChatHistoryMemo = private["_history_memo"]
-        return memo
-
     def _wire_call(self, llm_request: LlmRequest, provider: Provider) -> WireCall:
         assert isinstance(provider, OpenAIProvider)
         if self.api == "responses":
@@ -116,7 +103,7 @@ class OpenAILlm(RemoteLlm):
                 max_tokens_field="max_tokens"
                 if provider.custom_server
                 else "max_completion_tokens",
-                memo=self._chat_memo(),
+                reuse_history=True,
             )
             path, read, feed = "/chat/completions", _read_chat, _feed_chat
             stream_fields = {"stream": True, "stream_options": {"include_usage": True}}

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
+
+from pydantic_core import from_json, to_json
 
 from eventide import types
 from eventide._ids import new_id
@@ -46,7 +47,7 @@ DEFAULT_USER = "openai"
 
 def encode_response_id(user_id: str, session_id: str) -> str:
     """A new response id that names its session: ``resp_<base64url of [user, session]>_<n>``."""
-    token = base64.urlsafe_b64encode(json.dumps([user_id, session_id]).encode()).decode()
+    token = base64.urlsafe_b64encode(to_json([user_id, session_id])).decode()
     return f"resp_{token.rstrip('=')}_{new_id().replace('-', '')}"
 
 
@@ -56,7 +57,7 @@ def decode_response_id(response_id: str) -> tuple[str, str] | None:
         return None
     token, _, _ = response_id[5:].rpartition("_")
     try:
-        decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        decoded = from_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except (binascii.Error, ValueError):
         return None
     named = as_list(decoded)

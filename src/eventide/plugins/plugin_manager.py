@@ -92,24 +92,25 @@ class PluginManager(BasePlugin):
         self._build_chains()
 
     async def close(self) -> None:
-        """Close every plugin, in order (each within ``close_timeout`` seconds, when set);
-        failures are raised once all are closed."""
-        errors: list[Exception] = []
+        """Close every plugin, in order (each within ``close_timeout`` seconds, when set).
+
+        Raises:
+            RuntimeError: once all were closed, when some failed or timed out; the message
+                names each with its error's class (google-adk's wording), the first error
+                is chained.
+        """
+        failures: list[tuple[str, Exception]] = []
         for plugin in self.plugins:
             try:
                 await asyncio.wait_for(plugin.close(), self.close_timeout)
-            except TimeoutError:
-                errors.append(
-                    TimeoutError(
-                        f"Plugin '{plugin.name}' did not close within {self.close_timeout} s."
-                    )
-                )
-            except Exception as exc:
-                errors.append(exc)
-        if len(errors) == 1:
-            raise errors[0]
-        if errors:
-            raise ExceptionGroup("Several plugins failed to close.", errors)
+            except Exception as exc:  # TimeoutError included
+                failures.append((plugin.name, exc))
+        if failures:
+            listed = "; ".join(
+                f"'{name}': {type(exc).__name__}" + (f" ({exc})" if str(exc) else "")
+                for name, exc in failures
+            )
+            raise RuntimeError(f"Failed to close plugins: {listed}") from failures[0][1]
 
     def _build_chains(self) -> None:
         self._chains: dict[HookSpec[*tuple[Any, ...], Any], tuple[Any, ...]] = {

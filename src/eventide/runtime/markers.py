@@ -42,6 +42,7 @@ __all__ = [
     "invocation_mark",
     "invocation_status",
     "is_log_maintenance",
+    "mark",
     "on_branch",
     "waiting_calls",
 ]
@@ -64,6 +65,11 @@ def invocation_mark(event: Event) -> str | None:
         return None
     value = metadata.get(INVOCATION_KEY)
     return value if isinstance(value, str) else None
+
+
+def mark(event: Event, value: str) -> None:
+    """Put the invocation marker ``value`` on ``event`` (its other metadata kept)."""
+    event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: value}
 
 
 def invocation_status(events: list[Event]) -> str | None:

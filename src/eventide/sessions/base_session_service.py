@@ -228,17 +228,12 @@ def prepare_event_for_commit(event: Event) -> DeltaParts:
     must be JSON data (``InvalidStateValueError``); ``temp:`` keys are removed from the
     delta. One pass over the delta does the checks and finds whether any key is scoped: a
     delta of session keys only (the common one) is its own session part, with no split.
-
-    Fields are read from the models' ``__dict__``: pydantic's ``BaseModel`` defines
-    ``__getattr__``, which keeps the interpreter from specializing attribute reads on its
-    instances, and the Runner commits every event before the agent resumes.
     """
-    fields = event.__dict__
-    if not fields["id"]:
+    if not event.id:
         event.id = new_id()
-    if not fields["timestamp"]:
+    if not event.timestamp:
         event.timestamp = time.time()
-    delta: dict[str, Any] = fields["actions"].__dict__["state_delta"]
+    delta = event.actions.state_delta
     if not delta:
         return _NO_PARTS
     scoped = False

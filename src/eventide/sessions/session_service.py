@@ -55,12 +55,12 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Self, SupportsIndex, overload
+from collections.abc import Awaitable
+from typing import Any
 
+from eventide._fastpath import LentList
 from eventide._ids import new_id
 from eventide.errors import (
     AlreadyExistsError,
@@ -221,10 +221,11 @@ class SessionService(BaseSessionService):
         reference count written in every event object, and the copy's release after the
         turn: 1.2x the turn at 5,000 events). So the kept list itself is lent to the session
         returned, and taken back by the next read when nobody holds it any more and it was
-        only appended to (see :class:`_LentEvents`): what the borrower appended is dropped
-        and the log's new events are parsed in its place. A list still held elsewhere is
-        left to its holder and the next read lends a copy of the kept part; a list changed
-        otherwise than by appending is not trusted and the session is read afresh.
+        only appended to (see :class:`~eventide._fastpath.LentList`): what the borrower
+        appended is dropped and the log's new events are parsed in its place. A list still
+        held elsewhere is left to its holder and the next read lends a copy of the kept part;
+        a list changed otherwise than by appending is not trusted and the session is read
+        afresh.
         """
         key = (app_name, user_id, session_id)
         cached = self._parsed.get(key)
@@ -243,9 +244,9 @@ class SessionService(BaseSessionService):
             and not cached.events.changed
             and len(cached.events) >= cached.last_seq
         ):
-            if _held_elsewhere(cached):
+            if cached.events.held_elsewhere():
                 # The last session read still has the list: leave it to it.
-                cached.events = _LentEvents(cached.events[: cached.last_seq])
+                cached.events = LentList(cached.events[: cached.last_seq])
             else:
                 cached.events.drop_appended(cached.last_seq)
             events = cached.events
@@ -260,7 +261,7 @@ class SessionService(BaseSessionService):
                 if loaded is None:
                     self._parsed.pop(key, None)
                     return None
-            events = _LentEvents(
+            events = LentList(
                 self._parse(loaded.events, app_name, user_id, session_id) if loaded.events else ()
             )
             if events:
@@ -327,14 +328,12 @@ class SessionService(BaseSessionService):
 
         The base class's steps (``prepare_event_for_commit``, then ``_append_event``) in one
         coroutine, using the delta's scope split that the preparation found: the Runner
-        commits every event before the agent resumes, so this is paid per event. Fields are
-        read from the models' ``__dict__`` (see ``prepare_event_for_commit``).
+        commits every event before the agent resumes, so this is paid per event.
         """
-        if event.__dict__["partial"]:
+        if event.partial:
             return event
         session_delta, app_delta, user_delta = prepare_event_for_commit(event)
-        fields = event.__dict__
-        delta = fields["actions"].__dict__["state_delta"]
+        delta = event.actions.state_delta
         if compare_and_set is None:
             compare_and_set = self.compare_and_set
         store = self._store if self._ready else await self._open()
@@ -351,16 +350,15 @@ class SessionService(BaseSessionService):
                     size=size,
                     limit=self.max_event_bytes,
                 )
-        where = session.__dict__
-        expected: int = where["log_position"]
+        expected = session.log_position
         outcome = await store.append(
             AppendRequest(
-                where["app_name"],
-                where["user_id"],
-                where["id"],
-                fields["id"],
-                fields["invocation_id"],
-                fields["timestamp"],
+                session.app_name,
+                session.user_id,
+                session.id,
+                event.id,
+                event.invocation_id,
+                event.timestamp,
                 event_json,
                 session_delta,
                 app_delta,
@@ -373,7 +371,7 @@ class SessionService(BaseSessionService):
         if status == "committed":
             if outcome.before == expected:
                 if delta:
-                    where["state"].update(delta)
+                    session.state.update(delta)
             else:
                 await self._fold(session, outcome, outcome.before)
             session.record_commit(event, outcome.seq)
@@ -418,7 +416,7 @@ class SessionService(BaseSessionService):
         session.events.extend(folded)
         session.state = state
         if folded:
-            object.__setattr__(session, "last_update_time", folded[-1].timestamp)
+            session.last_update_time = folded[-1].timestamp
 
     @staticmethod
     def _parse(
@@ -464,93 +462,15 @@ def _load_from(
     )
 
 
-class _LentEvents(list[Event]):
-    """The event list of a session read whole: the service's kept parsed log, lent.
-
-    A plain list to its holder, except that it notes any change other than appending
-    (``record_commit`` and the folding in of other writers' events append): the service
-    takes back only a list whose kept part is untouched. A change made through ``list``'s
-    own methods called on it directly (``list.__setitem__(events, ...)``) goes unnoticed;
-    don't.
-    """
-
-    changed = False
-
-    def drop_appended(self, kept: int) -> None:
-        """For the service: remove what the borrower appended after the first ``kept``."""
-        super().__delitem__(slice(kept, None))  # list's own: not a change
-
-    @overload
-    def __setitem__(self, index: SupportsIndex, value: Event, /) -> None: ...
-    @overload
-    def __setitem__(self, index: slice, value: Iterable[Event], /) -> None: ...
-    def __setitem__(self, index: SupportsIndex | slice, value: Any, /) -> None:
-        self.changed = True
-        super().__setitem__(index, value)
-
-    def __delitem__(self, index: SupportsIndex | slice, /) -> None:
-        self.changed = True
-        super().__delitem__(index)
-
-    def __imul__(self, value: SupportsIndex, /) -> Self:
-        self.changed = True
-        return super().__imul__(value)
-
-    def insert(self, index: SupportsIndex, value: Event, /) -> None:
-        self.changed = True
-        super().insert(index, value)
-
-    def pop(self, index: SupportsIndex = -1, /) -> Event:
-        self.changed = True
-        return super().pop(index)
-
-    def remove(self, value: Event, /) -> None:
-        self.changed = True
-        super().remove(value)
-
-    def clear(self) -> None:
-        self.changed = True
-        super().clear()
-
-    def reverse(self) -> None:
-        self.changed = True
-        super().reverse()
-
-    def sort(self, *, key: Any = None, reverse: bool = False) -> None:
-        self.changed = True
-        super().sort(key=key, reverse=reverse)
-
-
 class _ParsedLog:
     """The parsed events of a session as last read: log position and last event id."""
 
     __slots__ = ("events", "last_id", "last_seq")
 
-    def __init__(self, events: _LentEvents, last_seq: int, last_id: str) -> None:
+    def __init__(self, events: LentList[Event], last_seq: int, last_id: str) -> None:
         self.events = events
         self.last_seq = last_seq
         self.last_id = last_id
-
-
-def _held_elsewhere(log: _ParsedLog) -> bool:
-    """Whether anything but ``log`` refers to its event list (the session it was lent to is
-    still alive, or someone kept the list)."""
-    return _references is None or _references(log.events) > _OWN_REFERENCES
-
-
-_references: Callable[[object], int] | None = getattr(sys, "getrefcount", None)
-
-
-def _own_references() -> int:
-    """The count _held_elsewhere sees when the log alone holds its list (whether the call's
-    argument counts depends on the interpreter, so it is measured, the same way)."""
-    if _references is None:
-        return 0
-    log = _ParsedLog(_LentEvents(), 0, "")
-    return _references(log.events)
-
-
-_OWN_REFERENCES = _own_references()
 
 
 def _encode_token(user_id: str, session_id: str) -> str:
@@ -583,9 +503,7 @@ def _session(
         last_update_time=loaded.update_time,
         log_position=loaded.last_seq,
     )
-    # Set without pydantic's __setattr__ and without validating each event again
-    # (microseconds a call, and the Runner reads the session every turn), marking the field
-    # set as pydantic would.
-    object.__setattr__(session, "events", events)
-    session.__pydantic_fields_set__.add("events")
+    # Assigned, not passed to the constructor: that would validate each event again
+    # (microseconds a call) into a new list, and the lent list must be the one held.
+    session.events = events
     return session

@@ -170,7 +170,8 @@ def wrap_result(result: Any) -> dict[str, Any]:
 
 def _context_param(func: Callable[..., Any], signature: inspect.Signature) -> str | None:
     """The parameter that receives the ``ToolContext``: ``tool_context``, or one annotated
-    ``ToolContext`` (or a subclass), whatever its name."""
+    ``ToolContext`` (or a subclass, such as google-adk 2.x's ``Context``), whatever its
+    name."""
     if _CONTEXT_PARAM in signature.parameters:
         return _CONTEXT_PARAM
     from eventide.contexts import ToolContext
@@ -182,7 +183,7 @@ def _context_param(func: Callable[..., Any], signature: inspect.Signature) -> st
     for name, param in signature.parameters.items():
         annotation = hints.get(name, param.annotation)
         if isinstance(annotation, str):
-            if annotation.rsplit(".", 1)[-1] == "ToolContext":
+            if annotation.rsplit(".", 1)[-1] in ("ToolContext", "Context"):
                 return name
         elif isinstance(annotation, type) and issubclass(annotation, ToolContext):
             return name

@@ -34,6 +34,9 @@ class Node(BaseNode):
     def model_post_init(self, context: Any, /) -> None:
         super().model_post_init(context)
         _check_workers(self.parallel_worker, self.max_parallel_workers)
+        if self.parallel_worker:
+            # Its items run as children (ctx.run_node): it continues them by running again.
+            self.rerun_on_resume = True
 
     async def run_node_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         """The node's logic: yield events, ``RequestInput``s or output values."""

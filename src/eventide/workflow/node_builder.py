@@ -77,6 +77,6 @@ def build_node(
             parameter_binding=parameter_binding,
         )
     raise WorkflowConfigurationError(
-        f"{node_like!r} ({type(node_like).__name__}) cannot be a workflow node: give a node, "
-        "an agent, a tool, a function or 'START'."
+        f"Invalid node type {type(node_like).__name__} ({node_like!r}): a workflow node is a "
+        "node, an agent, a tool, a function or 'START'."
     )

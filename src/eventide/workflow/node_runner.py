@@ -18,7 +18,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from eventide.contexts import Context
-from eventide.errors import NodeInterrupted, NodeTimeoutError, WorkflowDataError
+from eventide.errors import (
+    DynamicNodeFailError,
+    NodeInterrupted,
+    NodeTimeoutError,
+    WorkflowConfigurationError,
+    WorkflowDataError,
+)
 from eventide.events import Event
 from eventide.workflow.agent_node import AgentNode
 from eventide.workflow.base_node import BaseNode
@@ -40,7 +46,7 @@ class NodeOutcome:
     output: Any = None
     route: Any = None
     interrupts: list[str] = field(default_factory=list)
-    error: BaseException | None = None
+    error: Exception | None = None
     branch: str | None = None
 
 
@@ -127,14 +133,18 @@ class NodeRunner:
                         raise NodeTimeoutError(node.name, node.timeout) from exc
             except NodeInterrupted as waiting:
                 tracked.interrupts.extend(waiting.interrupt_ids)
-            except Exception as error:  # noqa: BLE001 - recorded, retried or handed up
-                _log.warning("Node %s failed: %s: %s", path, type(error).__name__, error)
-                await self._emit(
-                    ctx,
-                    Event(error_code=_error_code(error), error_message=str(error)),
-                    tracked,
-                    node,
-                )
+            except Exception as raised:  # noqa: BLE001 - recorded, retried or handed up
+                error: Exception = raised
+                if isinstance(raised, DynamicNodeFailError):
+                    error = raised.error  # the child's failure, its error event committed
+                else:
+                    _log.warning("Node %s failed: %s: %s", path, type(error).__name__, error)
+                    await self._emit(
+                        ctx,
+                        Event(error_code=_error_code(error), error_message=str(error)),
+                        tracked,
+                        node,
+                    )
                 config = node.retry_config
                 if config is not None and config.should_retry(error, attempt):
                     await asyncio.sleep(config.delay(attempt))
@@ -264,7 +274,19 @@ class NodeRunner:
         use_as_output: bool,
         use_sub_branch: bool,
     ) -> Any:
-        """Run ``node`` as a child of ``ctx``'s node (``ctx.run_node``); its output."""
+        """Run ``node`` as a child of ``ctx``'s node (``ctx.run_node``); its output.
+
+        Raises:
+            WorkflowConfigurationError: the calling node has ``rerun_on_resume=False``: a
+                child that waits for the user is continued by running its parent again.
+        """
+        caller = ctx.node
+        if isinstance(caller, BaseNode) and not caller.rerun_on_resume:
+            raise WorkflowConfigurationError(
+                f"Node {caller.name!r} runs nodes with ctx.run_node(), so it needs "
+                "rerun_on_resume=True (e.g. @node(rerun_on_resume=True)): a child that waits "
+                "for the user is continued by running its parent again."
+            )
         built = self._built.get(id(node))
         if built is None:
             built = self._built[id(node)] = build_node(node)
@@ -282,7 +304,12 @@ class NodeRunner:
             use_as_output=use_as_output,
         )
         if outcome.error is not None:
-            raise outcome.error
+            error = outcome.error
+            raise DynamicNodeFailError(
+                message=str(error),
+                error=error,
+                error_node_path=f"{ctx.node_path}/{built.name}@{rid}",
+            ) from error
         if outcome.interrupts:
             raise NodeInterrupted(outcome.interrupts)
         if use_as_output:

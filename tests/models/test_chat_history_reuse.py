@@ -1,6 +1,8 @@
 """Chat Completions messages of earlier turns are reused, not translated again every call
-(``ChatHistoryMemo``), and only for a request whose contents are the conversation as the flow
-built it: whatever else changed the contents is translated afresh."""
+(kept in the conversation's ``translations``, which the flow's conversation cache renews
+whenever the conversation is not just extended), and only for a request whose contents are
+the conversation as the flow built it: whatever else changed the contents is translated
+afresh."""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ from typing import Any
 
 from eventide import LlmAgent, Runner, types
 from eventide.contexts import CallbackContext
-from eventide.models._openai_chat_format import ChatHistoryMemo, chat_messages, chat_request
-from eventide.models.llm_request import LlmRequest
+from eventide.models._openai_chat_format import chat_messages, chat_request
+from eventide.models.llm_request import Conversation, LlmRequest
 from eventide.planners import PlanReActPlanner
 from eventide.sessions.in_memory_session_service import InMemorySessionService
 from eventide.testing import FunctionModel
@@ -35,19 +37,28 @@ def _answer(name: str, call_id: str | None = None) -> types.Content:
     return types.Content(role="user", parts=[types.Part(function_response=response)])
 
 
-def _request(contents: list[types.Content]) -> LlmRequest:
-    return LlmRequest(
+def _request(
+    contents: list[types.Content], translations: dict[str, Any] | None = None
+) -> LlmRequest:
+    """A request as the flow makes it: the conversation (with ``translations``, the cache's
+    dict for it) marked unchanged; a plain list of the contents without ``translations``."""
+    request = LlmRequest(
         model="m",
-        contents=list(contents),
         config=types.GenerateContentConfig(system_instruction="Be brief."),
         history_unchanged=True,
     )
+    # Assigned, as the flow does: the constructor would validate it into a plain list.
+    request.contents = (
+        list(contents) if translations is None else Conversation(contents, translations)
+    )
+    return request
 
 
 def test_a_growing_conversation_translates_as_it_would_whole() -> None:
     """Turn after turn (calls without ids included: their numbering goes on from the reused
-    part), the messages are those of a translation from scratch."""
-    memo = ChatHistoryMemo()
+    part), the messages are those of a translation from scratch, and each call translated
+    only what was new."""
+    translations: dict[str, Any] = {}
     turns = [
         [_user("weather?"), _call("weather"), _answer("weather")],
         [_model("20 degrees."), _user("and tomorrow?")],
@@ -57,37 +68,45 @@ def test_a_growing_conversation_translates_as_it_would_whole() -> None:
     contents: list[types.Content] = []
     for added in turns:
         contents.extend(added)
-        reused = chat_messages(_request(contents), memo)
+        reused = chat_messages(_request(contents, translations), reuse_history=True)
         assert reused == chat_messages(_request(contents))
+        assert translations["chat_completions"].count == len(contents)
     ids = [m["tool_call_id"] for m in reused if m["role"] == "tool"]
     assert ids == ["call_1", "f1", "call_2"]
 
 
-def test_contents_that_are_not_the_same_objects_are_translated_again() -> None:
-    memo = ChatHistoryMemo()
+def test_a_new_translations_dict_is_translated_whole() -> None:
+    """The cache renews the dict when the conversation was rewritten: nothing is reused."""
+    translations: dict[str, Any] = {}
     first = [_user("hi"), _model("hello"), _user("how are you?")]
-    chat_messages(_request(first), memo)
-    # Same first object, a different second one (equal or not): nothing after it is reused.
-    second = [first[0], _model("HELLO"), first[2], _model("fine"), _user("good")]
-    assert chat_messages(_request(second), memo)[2] == {"role": "assistant", "content": "HELLO"}
-    assert chat_messages(_request(second), memo) == chat_messages(_request(second))
-    # Fewer contents than last time (a rewind, a context limit): translated whole.
-    shorter = second[:2]
-    assert chat_messages(_request(shorter), memo) == chat_messages(_request(shorter))
+    chat_messages(_request(first, translations), reuse_history=True)
+    rewritten = [first[0], _model("HELLO"), first[2], _model("fine"), _user("good")]
+    got = chat_messages(_request(rewritten, {}), reuse_history=True)
+    assert got[2] == {"role": "assistant", "content": "HELLO"}
+    assert got == chat_messages(_request(rewritten))
 
 
-def test_a_request_not_marked_unchanged_ignores_the_memo() -> None:
+def test_a_request_not_marked_unchanged_ignores_the_translations() -> None:
     """Without ``history_unchanged`` (a hook may have changed a content in place), the
     contents are translated as they are now."""
-    memo = ChatHistoryMemo()
+    translations: dict[str, Any] = {}
     contents = [_user("my card is 4111"), _model("noted")]
-    chat_request(_request(contents), model="m", memo=memo)
+    chat_request(_request(contents, translations), model="m", reuse_history=True)
     assert contents[0].parts is not None
     contents[0].parts[0].text = "my card is [redacted]"
-    changed = _request(contents)
+    changed = _request(contents, translations)
     changed.history_unchanged = False
-    body = chat_request(changed, model="m", memo=memo)
+    body = chat_request(changed, model="m", reuse_history=True)
     assert body["messages"][1] == {"role": "user", "content": "my card is [redacted]"}
+
+
+def test_only_a_caller_that_asks_reuses_the_translations() -> None:
+    """The LiteLLM connector shares the format but not the reuse (litellm may change the
+    messages it is given): without ``reuse_history`` nothing is read or kept."""
+    translations: dict[str, Any] = {}
+    contents = [_user("hi"), _model("hello")]
+    chat_request(_request(contents, translations), model="m")
+    assert translations == {}
 
 
 async def _flags(agent: LlmAgent, turns: int = 2) -> list[bool]:

@@ -1,0 +1,206 @@
+"""Every place Eventide steps around pydantic or the list type for speed, fenced in one module.
+
+Ownership: only Eventide's own code calls these, and only on records Eventide built or owns
+(the runtime's events and responses, the event lists of the session service). Values from
+users, stored JSON or providers go through pydantic's validating constructors, never here.
+
+Validity rule, the same for every helper: a value handed in already has its field's type and
+the field has no validator that would have changed or refused it; each helper names what
+else its caller must hold. No other module writes a model's ``__dict__``, calls
+``object.__setattr__`` or counts references (``tests/core/test_fastpath.py`` checks it; three
+lines in modules other developers own are listed there until their owners move them).
+
+Each trick here was measured against the plain version and kept because it won by more than
+the noise (figures in each docstring and in ``benchmarks/PROFILE.md``, "Issue 32: the speed
+tricks fenced"). Those that did not were removed: reads through ``__dict__`` (a single read
+is no faster than the attribute), writes to it when recording a commit (1,000 commits: 27.6
+us plain vs 29.4 us a commit), and ``object.__setattr__`` off the per-event path.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any, Self, SupportsIndex, TypeVar, overload
+
+from pydantic import BaseModel
+
+__all__ = [
+    "LentList",
+    "construct_trusted",
+    "hidden_value",
+    "set_hidden",
+]
+
+_M = TypeVar("_M", bound=BaseModel)
+_T = TypeVar("_T")
+_new_object = object.__new__
+_set_slot = object.__setattr__
+
+
+def set_hidden(record: BaseModel, name: str, value: object) -> None:
+    """Attach ``value`` to ``record`` under ``name`` (an underscore name that is no field).
+
+    Not a pydantic private attribute: declaring one makes every instance of the class set up
+    its private storage (an ``LlmResponse`` built: 1.4-2.8 us without, 3.5-5.7 us with one,
+    three timeit runs), to serve the rare record that carries a hidden value (the error
+    behind an error response). Never serialized, compared or shown.
+    """
+    _set_slot(record, name, value)
+
+
+def hidden_value(record: BaseModel, name: str) -> Any:
+    """The value :func:`set_hidden` attached to ``record`` under ``name``, else None."""
+    return vars(record).get(name)
+
+
+def construct_trusted(cls: type[_M], values: dict[str, Any]) -> _M:
+    """An instance of ``cls`` with ``values`` (field name -> value) taken as they are, the
+    other fields at their defaults, without validation.
+
+    For records built from values already of the fields' types (a response's parts, ids the
+    runtime made). Validating costs more per record: an ``Event`` 2.0-3.2 us vs 1.7-1.8 us
+    here, an ``LlmResponse`` 1.4-2.2 vs 1.0-1.6, a text ``Part`` 1.2-1.8 vs 1.1-1.6 (timeit,
+    load average 8). Only for classes without validators, private attributes or ``model_post_init``
+    (checked once per class); ``values`` must name fields.
+    """
+    template = _templates.get(cls)
+    if template is None:
+        template = _templates[cls] = _template(cls)
+    defaults, factories = template
+    fields = defaults.copy()
+    for name, factory in factories:
+        if name not in values:
+            fields[name] = factory()
+    fields.update(values)
+    instance = _new_object(cls)
+    _set_slot(instance, "__dict__", fields)
+    _set_slot(instance, "__pydantic_fields_set__", set(values))
+    _set_slot(instance, "__pydantic_extra__", None)
+    _set_slot(instance, "__pydantic_private__", None)
+    return instance
+
+
+# Per class: the defaults of its fields, and the fields made by a default factory.
+_templates: dict[type[BaseModel], tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+_IMMUTABLE = (str, int, float, bool, tuple, frozenset)
+
+
+def _template(
+    cls: type[BaseModel],
+) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    decorators = cls.__pydantic_decorators__
+    if (
+        cls.__private_attributes__
+        or cls.__pydantic_post_init__ is not None
+        or decorators.model_validators
+        or decorators.field_validators
+        or cls.model_config.get("extra") == "allow"
+    ):
+        raise TypeError(f"{cls.__name__} cannot be constructed without validation")
+    defaults: dict[str, Any] = {}
+    factories: list[tuple[str, Any]] = []
+    for name, info in cls.model_fields.items():
+        if info.default_factory is not None:
+            factories.append((name, info.default_factory))
+            defaults[name] = None
+        elif info.is_required():
+            defaults[name] = None  # given by every caller (a test checks they are)
+        else:
+            default: object = info.default
+            if default is not None and not isinstance(default, _IMMUTABLE):
+                # A mutable default: pydantic copies it for each instance.
+                raise TypeError(f"{cls.__name__}.{name} has a mutable default")
+            defaults[name] = default
+    return defaults, tuple(factories)
+
+
+class LentList(list[_T]):
+    """A list its owner lends out and takes back when the borrower is gone.
+
+    The session service keeps each recently read session's parsed events and lends that very
+    list to the ``Session`` it returns, instead of copying the whole history per read: a
+    whole-session read plus one append at 5,000 events costs 133k instructions lending, 237k
+    copying (callgrind, 40 reads), the copy alone a sixth of a plain turn's ~590k. Taking it
+    back is safe only when nobody else holds it (:meth:`held_elsewhere`) and the borrower
+    only appended to it: this class notes any other change (``changed``). A change made by
+    calling ``list``'s own methods on it directly (``list.__setitem__(events, ...)``) goes
+    unnoticed; don't.
+    """
+
+    changed = False
+
+    def held_elsewhere(self) -> bool:
+        """Whether anything but the one attribute of its owner that holds it refers to this
+        list (call it as ``owner.attribute.held_elsewhere()``)."""
+        return _references is None or _references(self) > _OWN_REFERENCES
+
+    def _reference_count(self) -> int:
+        # The same call shape as held_elsewhere, so the same frames count as references.
+        return 0 if _references is None else _references(self)
+
+    def drop_appended(self, kept: int) -> None:
+        """For the owner: remove what the borrower appended after the first ``kept``."""
+        super().__delitem__(slice(kept, None))  # list's own: not a change
+
+    @overload
+    def __setitem__(self, index: SupportsIndex, value: _T, /) -> None: ...
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[_T], /) -> None: ...
+    def __setitem__(self, index: SupportsIndex | slice, value: Any, /) -> None:
+        self.changed = True
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: SupportsIndex | slice, /) -> None:
+        self.changed = True
+        super().__delitem__(index)
+
+    def __imul__(self, value: SupportsIndex, /) -> Self:
+        self.changed = True
+        return super().__imul__(value)
+
+    def insert(self, index: SupportsIndex, value: _T, /) -> None:
+        self.changed = True
+        super().insert(index, value)
+
+    def pop(self, index: SupportsIndex = -1, /) -> _T:
+        self.changed = True
+        return super().pop(index)
+
+    def remove(self, value: _T, /) -> None:
+        self.changed = True
+        super().remove(value)
+
+    def clear(self) -> None:
+        self.changed = True
+        super().clear()
+
+    def reverse(self) -> None:
+        self.changed = True
+        super().reverse()
+
+    def sort(self, *, key: Any = None, reverse: bool = False) -> None:
+        self.changed = True
+        super().sort(key=key, reverse=reverse)
+
+
+# PyPy has no reference counts: there a lent list is never taken back, only copied.
+_references: Callable[[object], int] | None = getattr(sys, "getrefcount", None)
+
+
+class _Holder:
+    __slots__ = ("items",)
+
+    def __init__(self, items: LentList[Any]) -> None:
+        self.items = items
+
+
+def _own_references() -> int:
+    """What getrefcount reports, inside :meth:`LentList.held_elsewhere`, for a list that one
+    attribute alone holds (whether a call's arguments count depends on the interpreter, so
+    it is measured, through a method called the same way)."""
+    holder = _Holder(LentList())
+    return holder.items._reference_count()  # pyright: ignore[reportPrivateUsage]
+
+
+_OWN_REFERENCES = _own_references()
