@@ -249,3 +249,24 @@ def test_artifact_uris_name_no_server_path(tmp_path: Path) -> None:
         uri = described["canonicalUri"]
         assert str(tmp_path) not in uri
         assert uri == f"artifact://apps/hello/users/u/sessions/{sid}/artifacts/a.txt/versions/0"
+
+
+def test_an_unexpected_error_is_a_500_with_an_id_and_no_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    api = create_app(apps=fixture_apps())
+
+    @api.get("/explode")
+    async def explode() -> None:
+        raise RuntimeError("secret detail at /home/someone/app.py")
+
+    with ThreadedServer(api) as running, httpx.Client(base_url=running.url) as client:
+        answer = client.get("/explode")
+    assert answer.status_code == 500
+    detail = answer.json()["detail"]
+    assert "secret detail" not in detail and "Traceback" not in detail
+    error_id = re.search(r"error id (\w+)", detail)
+    assert error_id is not None
+    assert any(
+        error_id.group(1) in r.getMessage() and r.exc_info is not None for r in caplog.records
+    )

@@ -37,7 +37,7 @@ from eventide.server.dev_routes import add_dev_routes
 from eventide.server.eval_routes import add_eval_routes
 from eventide.server.history_routes import add_history_routes
 from eventide.server.info_routes import add_info_routes, detailed_app_list
-from eventide.server.json_responses import json_response
+from eventide.server.json_responses import internal_error, json_response
 from eventide.server.live_routes import add_live_routes
 from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.openapi_errors import document_error_answers
@@ -197,6 +197,8 @@ def create_app(
         # Ids in paths are checked once for every route (length, characters).
         dependencies=[Depends(check_path_ids)],
     )
+    # Starlette's own answer to an unexpected exception is plain text without an id.
+    api.add_exception_handler(Exception, internal_error)
     api.state.eventide_registry = registry
     api.state.eventide_recorder = recorder
     api.state.eventide_inflight = inflight

@@ -23,12 +23,13 @@ that opens a request and trickles it holds a connection and a route forever othe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from eventide.server.asgi_answers import TrackedSend, send_json_error
+from eventide.server.asgi_answers import send_json_error
 
 __all__ = ["DEFAULT_BODY_TIMEOUT", "LOOPBACK_HOSTS", "BrowserGuardMiddleware"]
 
@@ -137,7 +138,6 @@ class BrowserGuardMiddleware:
         )
 
     async def _with_body_timeout(self, scope: Scope, receive: Receive, send: Send) -> None:
-        tracked = TrackedSend(send)
         body_done = False
         timeout = self._body_timeout
 
@@ -153,10 +153,12 @@ class BrowserGuardMiddleware:
             body_done = not message.get("more_body", False)
             return message
 
+        # ``send`` is passed through unwrapped: every SSE frame goes through it, and a
+        # timeout can only fire before the body is whole, when routes have not answered.
         try:
-            await self.app(scope, timed_receive, tracked)
+            await self.app(scope, timed_receive, send)
         except _BodyTimedOut:
-            if not tracked.started:
+            with contextlib.suppress(RuntimeError):  # the route had started its answer
                 await send_json_error(
                     send,
                     408,

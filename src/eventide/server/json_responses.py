@@ -21,7 +21,14 @@ from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import camel_json
 from eventide.server.request_limits import json_depth_problem, too_deep
 
-__all__ = ["app_load_failed", "json_response", "known_app", "read_json", "validation_error"]
+__all__ = [
+    "app_load_failed",
+    "internal_error",
+    "json_response",
+    "known_app",
+    "read_json",
+    "validation_error",
+]
 
 logger = logging.getLogger("eventide.server")
 
@@ -95,6 +102,22 @@ def validation_error(exc: ValidationError) -> HTTPException:
             {"type": e["type"], "loc": ["body", *e["loc"]], "msg": e["msg"]}
             for e in exc.errors(include_url=False, include_input=False)
         ],
+    )
+
+
+async def internal_error(request: Request, exc: Exception) -> Response:
+    """The answer to an exception no route expected: a 500 with an error id, never the
+    traceback (it goes to the server's log under that id)."""
+    error_id = secrets.token_hex(4)
+    logger.error(
+        "%s %s failed (error id %s)", request.method, request.url.path, error_id, exc_info=exc
+    )
+    return json_response(
+        {
+            "detail": f"Internal error (error id {error_id}): the server's log has the "
+            "traceback under that id. This is a bug; please report it with that log entry."
+        },
+        status_code=500,
     )
 
 
