@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, Self, SupportsIndex, TypeVar, overload
 
 from pydantic import BaseModel
@@ -102,7 +103,16 @@ def _template(
     factories: list[tuple[str, Any]] = []
     for name, info in cls.model_fields.items():
         if info.default_factory is not None:
-            factories.append((name, info.default_factory))
+            factory = info.default_factory
+            if isinstance(factory, type) and issubclass(factory, BaseModel):
+                # A record by default (an Event's empty ``node_info``): built the same way
+                # when it can be, not validated (a pydantic constructor call per event).
+                try:
+                    _templates[factory] = _templates.get(factory) or _template(factory)
+                    factory = partial(construct_trusted, factory, {})
+                except TypeError:
+                    pass
+            factories.append((name, factory))
             defaults[name] = None
         elif info.is_required():
             defaults[name] = None  # given by every caller (a test checks they are)

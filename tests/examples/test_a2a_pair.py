@@ -104,4 +104,6 @@ async def test_the_concierge_asks_the_remote_trivia_agent(
     [remote] = [n for n in graph["nodes"] if n["id"] == "trivia"]
     assert remote["type"] == "RemoteA2aAgent"
     assert remote["detail"] == f"A2A: {trivia_url}"
-    assert {"source": "concierge", "target": "trivia", "kind": "transfer"} in graph["edges"]
+    assert {"source": "concierge", "target": "trivia", "kind": "transfer", "label": ""} in (
+        graph["edges"]
+    )

@@ -206,8 +206,8 @@ async def test_session_resumes_from_sqlite_across_runners(server_url: str, tmp_p
 async def test_faults_end_in_error_events_and_the_session_continues(server_url: str) -> None:
     """Faults on a real server become error events, and the next turn of the same session
     works: a request the server rejects as invalid (500 with a validation error list) is not
-    retried; a streamed automatic tool choice the server cannot do is MALFORMED_STREAM; a
-    timeout is TIMEOUT."""
+    retried; a streamed automatic tool choice the server cannot do (it streams nothing) is
+    EMPTY_STREAM, which says retrying cannot help; a timeout is TIMEOUT."""
     recorder = Recorder("AUTO")
     agent = weather_agent(server_url, recorder)
     runner, session_id = await start(agent)
@@ -227,7 +227,7 @@ async def test_faults_end_in_error_events_and_the_session_continues(server_url: 
         "Weather in Paris?",
         run_config=RunConfig(streaming_mode=StreamingMode.SSE),
     )
-    assert [kind_of(e) for e in streamed] == [("error", "MALFORMED_STREAM")]
+    assert [kind_of(e) for e in streamed] == [("error", "EMPTY_STREAM")]
 
     impatient = local_llm(server_url, timeout=0.001, max_retries=0)
     [late] = await collect(impatient.generate_content_async(recorder.requests[-1]))
