@@ -14,6 +14,7 @@ from typing import Any, TypeAlias
 from pydantic import Field
 
 from eventide import types
+from eventide._fastpath import init_skipped_by_validation
 from eventide._ids import new_id
 from eventide._model import EventideModel, foreign_to_dict
 from eventide.models.llm_response import LlmResponse
@@ -191,6 +192,7 @@ class Event(LlmResponse):
     output: Any | None = None
     node_info: NodeInfo = Field(default_factory=NodeInfo)
 
+    @init_skipped_by_validation
     def __init__(self, /, **data: Any) -> None:
         if not _SHORTHANDS.isdisjoint(data):
             _expand_shorthands(data)

@@ -132,3 +132,18 @@ def test_a_hidden_value_is_no_field() -> None:
     assert response.model_dump() == plain.model_dump()
     set_hidden(plain, "_mark", 1)
     assert hidden_value(plain, "_mark") == 1
+
+
+def test_event_init_is_not_rerun_when_stored_events_are_validated() -> None:
+    """``Event.__init__`` only expands the ``message=``/``state=`` shorthands: pydantic is told
+    not to run it for ``model_validate_json`` (it would validate every stored event twice),
+    while construction still expands them and stored JSON still round-trips."""
+    from eventide import Event
+
+    assert Event.__pydantic_custom_init__ is False
+    event = Event(author="a", message="hi", state={"k": 1})
+    assert (event.content and event.content.parts[0].text, event.actions.state_delta) == (
+        "hi",
+        {"k": 1},
+    )
+    assert Event.model_validate_json(event.model_dump_json()) == event
