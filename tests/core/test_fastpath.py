@@ -142,8 +142,5 @@ def test_event_init_is_not_rerun_when_stored_events_are_validated() -> None:
 
     assert Event.__pydantic_custom_init__ is False
     event = Event(author="a", message="hi", state={"k": 1})
-    assert (event.content and event.content.parts[0].text, event.actions.state_delta) == (
-        "hi",
-        {"k": 1},
-    )
+    assert (event.text, event.actions.state_delta) == ("hi", {"k": 1})
     assert Event.model_validate_json(event.model_dump_json()) == event
