@@ -11,14 +11,12 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from eventide._fastpath import construct_trusted
 from eventide._json import JsonValue
 
 __all__ = [
     "DATA_FIELDS",
     "EventideModel",
     "camel_case_keys",
-    "construct_trusted",
     "foreign_to_dict",
     "snake_case_keys",
 ]
@@ -36,11 +34,6 @@ class EventideModel(BaseModel):
     def to_json_dict(self) -> dict[str, Any]:
         """This record as JSON-ready data, without the fields left unset (None)."""
         return self.model_dump(mode="json", exclude_none=True)
-
-
-# construct_trusted lives with the other pydantic bypasses in eventide._fastpath; the name
-# stays importable from here for modules other developers own (runner.py, flows/llm_flow.py)
-# until their next change moves the import.
 
 
 def foreign_to_dict(value: Any) -> Any:

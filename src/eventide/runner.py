@@ -14,6 +14,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
+from eventide._fastpath import write_field
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
@@ -236,8 +237,7 @@ class Runner:
                         add_run_metadata(event, metadata)
                     if not event.partial:
                         if not event.invocation_id:
-                            # Straight into the field: pydantic's __setattr__ costs microseconds.
-                            object.__setattr__(event, "invocation_id", ctx.invocation_id)
+                            write_field(event, "invocation_id", ctx.invocation_id)
                         if mark_start:
                             mark(event, STARTED)
                             mark_start = False

@@ -15,12 +15,8 @@ from eventide.sessions.session import Session
 
 SRC = Path(eventide.__file__).parent
 
-# Known uses outside the fence, each with why: bypasses in modules other developers own, left
-# to them (issue 32's brief), and a vars() that reads no record.
+# The one known use outside the fence: a vars() that reads a class, not a record.
 _OWNED_ELSEWHERE = {
-    "runner.py": "object.__setattr__",  # the runtime developer's
-    "flows/llm_flow.py": "__dict__",  # a response's fields read in one pass (parity's)
-    "flows/request.py": "vars",  # a config copy's fields written (parity's)
     "agents/base_agent.py": "vars",  # a class's own namespace (its MRO), not a record's
 }
 

@@ -16,8 +16,8 @@ import pydantic
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS, first_result
+from eventide._fastpath import construct_trusted, fields_of
 from eventide._ids import new_id
-from eventide._model import construct_trusted
 from eventide.contexts import CallbackContext, InvocationContext
 from eventide.errors import AgentNotFoundError
 from eventide.events import Event, EventActions
@@ -287,7 +287,7 @@ def _to_event(
     trusted = type(response) is LlmResponse and (
         agent.hooks is NO_HOOKS or not agent.hooks[AFTER_MODEL]
     )
-    for name, value in response.__dict__.items():
+    for name, value in fields_of(response).items():
         if value is not None and name in _RESPONSE_FIELDS:
             fields[name] = value
             if type(value) not in _FIELD_TYPES:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, get_args
+from typing import get_args
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS
+from eventide._fastpath import fields_of
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
 from eventide.flows.contents import build_contents
 from eventide.flows.instructions import fill_placeholders
@@ -121,7 +122,7 @@ def _own_copy(config: types.GenerateContentConfig) -> types.GenerateContentConfi
     copy; only the others (tools, tool config, dicts) are deep-copied.
     """
     copied = config.model_copy()
-    fields: dict[str, Any] = vars(copied)
+    fields = fields_of(copied)
     for name in _fields_to_copy(type(config)):
         value = fields[name]
         if value is None or isinstance(value, _SCALARS):
