@@ -25,7 +25,6 @@ from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.contexts import (
     CallbackContext,
-    Context,
     InvocationContext,
     ReadonlyContext,
     ToolContext,
@@ -37,6 +36,7 @@ from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.models.registry import LLMRegistry
+from eventide.node_context import Context
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import InMemoryRunner, Runner

@@ -21,7 +21,7 @@ from eventide.workflow.base_node import BaseNode
 from eventide.workflow.node_data import content_text, to_plain
 
 if TYPE_CHECKING:
-    from eventide.contexts import Context
+    from eventide.node_context import Context
 
 __all__ = ["AgentNode"]
 

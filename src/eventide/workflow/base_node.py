@@ -14,7 +14,7 @@ from eventide.workflow.request_input import RequestInput, request_input_event
 from eventide.workflow.retry_config import RetryConfig
 
 if TYPE_CHECKING:
-    from eventide.contexts import Context
+    from eventide.node_context import Context
 
 __all__ = ["START", "BaseNode"]
 

@@ -25,7 +25,7 @@ from eventide.workflow.request_input import RequestInput
 from eventide.workflow.retry_config import RetryConfig
 
 if TYPE_CHECKING:
-    from eventide.contexts import Context
+    from eventide.node_context import Context
 
 __all__ = ["FunctionNode", "confirmation_interrupt_id"]
 

@@ -10,7 +10,7 @@ from eventide.workflow.base_node import BaseNode
 from eventide.workflow.node_data import validate_node_data
 
 if TYPE_CHECKING:
-    from eventide.contexts import Context
+    from eventide.node_context import Context
 
 __all__ = ["JoinNode"]
 

@@ -14,7 +14,7 @@ from eventide.workflow.parallel_worker import ParallelWorker
 from eventide.workflow.retry_config import RetryConfig
 
 if TYPE_CHECKING:
-    from eventide.contexts import Context
+    from eventide.node_context import Context
 
 __all__ = ["Node", "node"]
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from eventide.contexts import Context
 from eventide.errors import (
     DynamicNodeFailError,
     NodeInterrupted,
@@ -26,6 +25,7 @@ from eventide.errors import (
     WorkflowDataError,
 )
 from eventide.events import Event
+from eventide.node_context import Context
 from eventide.workflow.agent_node import AgentNode
 from eventide.workflow.base_node import BaseNode
 from eventide.workflow.node_builder import build_node

@@ -14,9 +14,10 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from eventide import types
-from eventide.contexts import Context, ToolContext
+from eventide.contexts import ToolContext
 from eventide.errors import NodeInterrupted, WorkflowConfigurationError
 from eventide.events import Event
+from eventide.node_context import Context
 from eventide.tools.base_tool import BaseTool
 from eventide.workflow.base_node import START, BaseNode
 from eventide.workflow.function_node import FunctionNode

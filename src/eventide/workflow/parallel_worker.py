@@ -11,7 +11,7 @@ from eventide.events import Event
 from eventide.workflow.base_node import BaseNode
 
 if TYPE_CHECKING:
-    from eventide.contexts import Context
+    from eventide.node_context import Context
 
 __all__ = ["ParallelWorker"]
 

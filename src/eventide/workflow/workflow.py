@@ -23,9 +23,10 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from eventide.agents.base_agent import BaseAgent
-from eventide.contexts import Context, InvocationContext
+from eventide.contexts import InvocationContext
 from eventide.errors import GraphValidationError, NodeInterrupted, WorkflowConfigurationError
 from eventide.events import Event
+from eventide.node_context import Context
 from eventide.workflow.base_node import START, BaseNode
 from eventide.workflow.function_node import FunctionNode
 from eventide.workflow.graph import EdgeItem, Graph
