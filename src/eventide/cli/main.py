@@ -12,23 +12,22 @@ Exit codes (the same for every command, so scripts can rely on them):
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.text import Text
 
+from eventide.cli.failures import Failure, UsageFailure, consoles
 from eventide.cli.run_command import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_USAGE,
     RunOptions,
     run_app,
 )
+from eventide.cli.serve_command import serve
 from eventide.errors import UsageError
 
 __all__ = ["cli", "main"]
@@ -45,28 +44,6 @@ OPENAI_API_KEY (+ OPENAI_BASE_URL for a local OpenAI-compatible server),
 ANTHROPIC_API_KEY). With none, apps run on the offline demo model, and the
 first line of output says so.
 """
-
-
-def _consoles() -> tuple[Console, Console]:
-    return Console(highlight=False, soft_wrap=True), Console(
-        stderr=True, highlight=False, soft_wrap=True
-    )
-
-
-class _Failure(click.ClickException):
-    """A runtime error already worded for people (exit code 1)."""
-
-    exit_code = EXIT_ERROR
-
-    def show(self, file: Any = None) -> None:
-        _, errors = _consoles()
-        errors.print(Text(f"Error: {self.format_message()}", style="bold red"))
-
-
-class _UsageFailure(_Failure):
-    """A usage error already worded for people (exit code 2)."""
-
-    exit_code = EXIT_USAGE
 
 
 @click.group(epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
@@ -93,11 +70,11 @@ def new(name: str, parent: Path) -> None:
     """Create the app folder NAME with an agent and a tool, ready to run."""
     from eventide.cli.scaffold import create_app_folder
 
-    console, _ = _consoles()
+    console, _ = consoles()
     try:
         folder = create_app_folder(name, parent)
     except UsageError as exc:
-        raise _UsageFailure(str(exc)) from exc
+        raise UsageFailure(str(exc)) from exc
     console.print(f"Created {folder}/ (agent.py, __init__.py, .gitignore).")
     console.print("Chat with it:")
     console.print(f"  eventide run {folder}")
@@ -141,7 +118,7 @@ def run(
     changes show as short lines. Type 'exit' or press Ctrl-D to quit; '/turns' lists the
     session's turns and '/rewind TURN' rewinds to before one.
     """
-    console, errors = _consoles()
+    console, errors = consoles()
     options = RunOptions(
         app=app,
         query=query,
@@ -157,9 +134,9 @@ def run(
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     except UsageError as exc:
-        raise _UsageFailure(str(exc)) from exc
+        raise UsageFailure(str(exc)) from exc
     except Exception as exc:
-        raise _Failure(f"{type(exc).__name__}: {exc}") from exc
+        raise Failure(f"{type(exc).__name__}: {exc}") from exc
     sys.exit(code)
 
 
@@ -199,7 +176,7 @@ def eval_(
     """
     from eventide.cli.eval_command import EvalOptions, run_eval_command
 
-    console, _ = _consoles()
+    console, _ = consoles()
     options = EvalOptions(
         app=app,
         eval_set=eval_set,
@@ -211,7 +188,7 @@ def eval_(
     try:
         passed = run_eval_command(options, console)
     except UsageError as exc:
-        raise _UsageFailure(str(exc)) from exc
+        raise UsageFailure(str(exc)) from exc
     sys.exit(EXIT_OK if passed else EXIT_ERROR)
 
 
@@ -342,7 +319,7 @@ def worker(
             worker_concurrency=worker_concurrency,
         )
     except UsageError as exc:
-        raise _UsageFailure(str(exc)) from exc
+        raise UsageFailure(str(exc)) from exc
     sys.exit(EXIT_OK)
 
 
@@ -350,7 +327,7 @@ def worker(
 @_serve_options
 def api_server(**kwargs: Any) -> None:
     """Serve the apps in APPS_DIR over HTTP (/run, /run_sse, sessions, artifacts)."""
-    _serve(web=False, adk_ui=None, **kwargs)
+    serve(web=False, adk_ui=None, **kwargs)
 
 
 @cli.command("mcp-server", epilog=_EPILOG)
@@ -388,7 +365,7 @@ def mcp_server(
             user_id=user_id,
         )
     except UsageError as exc:
-        raise _UsageFailure(str(exc)) from exc
+        raise UsageFailure(str(exc)) from exc
     except KeyboardInterrupt:
         pass
     sys.exit(EXIT_OK)
@@ -415,194 +392,8 @@ def web(adk_ui: bool, adk_python: Path | None, **kwargs: Any) -> None:
         try:
             ui_folder = find_adk_ui(adk_python)
         except UsageError as exc:
-            raise _UsageFailure(str(exc)) from exc
-    _serve(web=True, adk_ui=ui_folder, **kwargs)
-
-
-def _serve(
-    *,
-    web: bool,
-    adk_ui: Path | None,
-    apps_dir: Path,
-    host: str,
-    port: int,
-    session_db: str | None,
-    auth_token: str | None,
-    cors: tuple[str, ...],
-    allowed_hosts: tuple[str, ...],
-    trace: bool,
-    log_level: str,
-    workers: str,
-    dbos_db: str | None,
-    openai: bool,
-    ag_ui: bool,
-    a2a: bool = False,
-    a2a_send_wait: float | None = None,
-) -> None:
-    console, _ = _consoles()
-    try:
-        queue = _invocation_queue(workers, dbos_db, session_db)
-        api, apps = _build_server(
-            apps_dir,
-            session_db,
-            auth_token,
-            cors,
-            trace,
-            web,
-            console,
-            adk_ui,
-            queue,
-            openai=openai,
-            ag_ui=ag_ui,
-            a2a=a2a,
-            a2a_send_wait=a2a_send_wait,
-            allowed_hosts=(host, *allowed_hosts),
-        )
-    except UsageError as exc:
-        raise _UsageFailure(str(exc)) from exc
-    from eventide.server.serve import serve
-
-    if auth_token is None and not _is_loopback(host):
-        console.print(
-            Text(
-                f"Warning: serving on {host} without --auth-token: anyone who can reach this "
-                "address can run the agents and read every session. Set --auth-token (or "
-                "EVENTIDE_AUTH_TOKEN), or serve on 127.0.0.1.",
-                style="bold yellow",
-            )
-        )
-
-    where = f"http://{host}:{port}" + ("/dev-ui/" if web else "/docs")
-    console.print(f"Serving {len(apps)} app(s) from {apps_dir.resolve()} at {where}")
-    try:
-        serve(api, host=host, port=port, log_level=log_level)
-    except KeyboardInterrupt:
-        # uvicorn re-raises Ctrl-C after its graceful shutdown: for a server that is the
-        # normal way to stop, not a failure.
-        pass
-    except OSError as exc:  # the port is taken, the host cannot be bound
-        raise _Failure(f"Cannot serve on {host}:{port}: {exc}") from exc
-    sys.exit(EXIT_OK)
-
-
-def _build_server(
-    apps_dir: Path,
-    session_db: str | None,
-    auth_token: str | None,
-    cors: tuple[str, ...],
-    trace: bool,
-    web: bool,
-    console: Console,
-    adk_ui: Path | None = None,
-    invocation_queue: Any = None,
-    *,
-    openai: bool = False,
-    ag_ui: bool = False,
-    a2a: bool = False,
-    a2a_send_wait: float | None = None,
-    allowed_hosts: tuple[str, ...] = (),
-) -> tuple[Any, dict[str, Any]]:
-    from eventide.apps.demo_model import prepare_models
-    from eventide.apps.loader import discover_apps, load_app
-    from eventide.apps.services import build_services
-    from eventide.errors import EventideError
-    from eventide.plugins.tracing_plugin import TracingPlugin, configure_tracing
-    from eventide.server.api_server import create_app
-
-    folders = discover_apps(apps_dir)
-    services = None
-    if session_db is not None:
-        services = build_services(session_db=session_db, artifact_root=None, base_dir=apps_dir)
-    provider = configure_tracing(console=trace)
-    # Apps are loaded here, not lazily by the server, so that each one's models are chosen
-    # (the demo model where none is configured) before the first request. An app that fails
-    # to load is left to the server, which reports the error on use.
-    apps: dict[str, Any] = {}
-    demo: list[str] = []
-    broken: list[str] = []
-    for name, folder in folders.items():
-        try:
-            app = load_app(folder)
-        except EventideError as exc:
-            broken.append(f"App {name!r} will not load: {exc}")
-            continue
-        setup = prepare_models(app.root_agent)
-        if setup.uses_demo_model:
-            demo.append(name)
-        if provider is not None:
-            plugins = [*app.plugins, TracingPlugin(tracer_provider=provider)]
-            app = dataclasses.replace(app, plugins=plugins)
-        apps[name] = app
-    if demo:
-        from eventide.apps.demo_model import HOW_TO_CONFIGURE
-
-        console.print(
-            Text(
-                f"Using the offline demo model for {', '.join(demo)}: {HOW_TO_CONFIGURE}.",
-                style="bold yellow",
-            )
-        )
-    for message in broken:
-        console.print(Text(message, style="yellow"))
-    if a2a:
-        _check_a2a_extra()
-    api = create_app(
-        apps_dir=apps_dir,
-        apps=apps,
-        services=services,
-        auth_token=auth_token,
-        cors_origins=list(cors) or None,
-        allowed_hosts=list(allowed_hosts),
-        web=web,
-        adk_ui=adk_ui,
-        invocation_queue=invocation_queue,
-        openai=openai,
-        ag_ui=ag_ui,
-        a2a=a2a,
-        a2a_send_wait=a2a_send_wait,
-    )
-    return api, folders
-
-
-def _is_loopback(host: str) -> bool:
-    """Whether ``host`` (an interface to bind) is reachable from this machine only."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _check_a2a_extra() -> None:
-    """``--a2a`` needs the a2a extra; say so up front rather than on the first request."""
-    import importlib.util
-
-    if importlib.util.find_spec("a2a") is None:
-        raise UsageError(
-            "--a2a needs the A2A SDK: pip install 'eventide[a2a]' (the official a2a-sdk)."
-        )
-
-
-def _invocation_queue(workers: str, dbos_db: str | None, session_db: str | None) -> Any:
-    """The DBOS queue turns are enqueued on with ``--workers dbos`` (None for local turns)."""
-    if workers != "dbos":
-        return None
-    database = dbos_db or session_db
-    if database is None or not database.startswith(("postgresql", "postgres")):
-        raise UsageError(
-            "--workers dbos needs the workers' PostgreSQL database: pass --session-db "
-            "postgresql://... (and --dbos-db if DBOS's tables live elsewhere)."
-        )
-    try:
-        from eventide.durable.dbos_workers import InvocationQueue
-    except ImportError as exc:
-        raise UsageError(
-            "--workers dbos needs the dbos extra: pip install 'eventide[dbos]'."
-        ) from exc
-    return InvocationQueue(database)
+            raise UsageFailure(str(exc)) from exc
+    serve(web=True, adk_ui=ui_folder, **kwargs)
 
 
 @cli.command()
@@ -621,7 +412,7 @@ def migrate(path: Path, check: bool) -> None:
     """
     from eventide.cli.migrate import migrate_path
 
-    console, errors = _consoles()
+    console, errors = consoles()
     reports = migrate_path(path, write=not check)
     changed = [r for r in reports if r.new_source is not None]
     verb = "would change" if check else "changed"
