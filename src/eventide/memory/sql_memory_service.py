@@ -285,18 +285,7 @@ class SqlMemoryService(BaseMemoryService):
         if session_id is not None:
             statement += " AND session_id = ?3"
             args = (*args, session_id)
-        if self._sqlite is not None:
-
-            def delete(cur: sqlite3.Cursor) -> None:
-                cur.execute(statement, args)
-
-            await self._on_sqlite(delete)
-            return
-
-        async def delete_postgres(conn: Any) -> None:
-            await conn.execute(_postgres(statement), *args)
-
-        await self._on_postgres(delete_postgres)
+        await self._execute(statement, args)
 
     async def add_memory(
         self,
@@ -332,19 +321,22 @@ class SqlMemoryService(BaseMemoryService):
         A remembered event comes back if its session is added to memory again."""
         if not memory_id:
             return
-        args = (app_name, user_id, memory_id)
+        await self._execute(_DELETE_ONE, (app_name, user_id, memory_id))
+
+    async def _execute(self, statement: str, args: tuple[str, ...]) -> None:
+        """Run one write ``statement`` (SQLite's ``?N`` placeholders) on either backend."""
         if self._sqlite is not None:
 
-            def delete(cur: sqlite3.Cursor) -> None:
-                cur.execute(_DELETE_ONE, args)
+            def write(cur: sqlite3.Cursor) -> None:
+                cur.execute(statement, args)
 
-            await self._on_sqlite(delete)
+            await self._on_sqlite(write)
             return
 
-        async def delete_postgres(conn: Any) -> None:
-            await conn.execute(_postgres(_DELETE_ONE), *args)
+        async def write_postgres(conn: Any) -> None:
+            await conn.execute(_postgres(statement), *args)
 
-        await self._on_postgres(delete_postgres)
+        await self._on_postgres(write_postgres)
 
     async def close(self) -> None:
         """Close the database connections."""
