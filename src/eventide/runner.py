@@ -21,6 +21,7 @@ from eventide.apps.app import App
 from eventide.artifacts.base_artifact_service import BaseArtifactService
 from eventide.artifacts.in_memory_artifact_service import InMemoryArtifactService
 from eventide.cancellation import seal_aborted
+from eventide.child_runs import register_runner
 from eventide.errors import RunnerClosedError
 from eventide.events import Event
 from eventide.flows.contents import ContentsCache
@@ -144,9 +145,8 @@ class Runner:
             resume_unfinished: in a resumable app, first continue the session's latest
                 invocation if it did not finish (its events are yielded too), then run the
                 new message.
-            abort_signal: set it (from any task) to abort the invocation at its next step;
-                what was committed stays, and the events that record the abort are
-                committed and yielded (see :mod:`eventide.cancellation`).
+            abort_signal: set it (from any task) to abort at the next step; what was committed
+                stays, and the abort's events are committed and yielded (eventide.cancellation).
             session: the session named by ``user_id`` and ``session_id``, as the caller has
                 just read it from this Runner's session service: the invocation runs on it
                 instead of reading it again (a protocol adapter reads it first to map its
@@ -181,9 +181,8 @@ class Runner:
         """Continue an unfinished invocation from its last committed event; yield the events
         it commits now.
 
-        Committed model responses are not requested again and committed tool responses are
-        not run again; a tool call that was running when the invocation stopped runs again
-        with the same call id (``tool_context.function_call_id``, an idempotency key).
+        Committed model and tool responses are not asked for or run again; a tool call that
+        was running when it stopped runs again with the same call id (an idempotency key).
         Needs ``App(resumability_config=ResumabilityConfig(is_resumable=True))``.
 
         Args:
@@ -445,3 +444,6 @@ class InMemoryRunner(Runner):
             memory_service=InMemoryMemoryService(),
             plugins=plugins,
         )
+
+
+register_runner(Runner)  # the Runner of AgentTool's child invocations

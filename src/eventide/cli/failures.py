@@ -11,7 +11,7 @@ from rich.text import Text
 
 from eventide.cli.run_command import EXIT_ERROR, EXIT_USAGE
 
-__all__ = ["Failure", "UsageFailure", "consoles"]
+__all__ = ["consoles", "failure", "usage_failure"]
 
 
 def consoles() -> tuple[Console, Console]:
@@ -20,7 +20,7 @@ def consoles() -> tuple[Console, Console]:
     )
 
 
-class Failure(click.ClickException):
+class _Failure(click.ClickException):
     """A runtime error already worded for people (exit code 1)."""
 
     exit_code = EXIT_ERROR
@@ -30,7 +30,18 @@ class Failure(click.ClickException):
         errors.print(Text(f"Error: {self.format_message()}", style="bold red"))
 
 
-class UsageFailure(Failure):
+class _UsageFailure(_Failure):
     """A usage error already worded for people (exit code 2)."""
 
     exit_code = EXIT_USAGE
+
+
+def failure(message: str) -> click.ClickException:
+    """A runtime error worded for people, to raise from a command (exit code 1). The click
+    presentation classes stay private here: errors users catch live in ``eventide.errors``."""
+    return _Failure(message)
+
+
+def usage_failure(message: str) -> click.ClickException:
+    """A usage error worded for people, to raise from a command (exit code 2)."""
+    return _UsageFailure(message)

@@ -19,7 +19,7 @@ from typing import Any
 import click
 from rich.text import Text
 
-from eventide.cli.failures import Failure, UsageFailure, consoles
+from eventide.cli.failures import consoles, failure, usage_failure
 from eventide.cli.run_command import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -74,7 +74,7 @@ def new(name: str, parent: Path) -> None:
     try:
         folder = create_app_folder(name, parent)
     except UsageError as exc:
-        raise UsageFailure(str(exc)) from exc
+        raise usage_failure(str(exc)) from exc
     console.print(f"Created {folder}/ (agent.py, __init__.py, .gitignore).")
     console.print("Chat with it:")
     console.print(f"  eventide run {folder}")
@@ -134,9 +134,9 @@ def run(
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
     except UsageError as exc:
-        raise UsageFailure(str(exc)) from exc
+        raise usage_failure(str(exc)) from exc
     except Exception as exc:
-        raise Failure(f"{type(exc).__name__}: {exc}") from exc
+        raise failure(f"{type(exc).__name__}: {exc}") from exc
     sys.exit(code)
 
 
@@ -188,7 +188,7 @@ def eval_(
     try:
         passed = run_eval_command(options, console)
     except UsageError as exc:
-        raise UsageFailure(str(exc)) from exc
+        raise usage_failure(str(exc)) from exc
     sys.exit(EXIT_OK if passed else EXIT_ERROR)
 
 
@@ -319,7 +319,7 @@ def worker(
             worker_concurrency=worker_concurrency,
         )
     except UsageError as exc:
-        raise UsageFailure(str(exc)) from exc
+        raise usage_failure(str(exc)) from exc
     sys.exit(EXIT_OK)
 
 
@@ -365,7 +365,7 @@ def mcp_server(
             user_id=user_id,
         )
     except UsageError as exc:
-        raise UsageFailure(str(exc)) from exc
+        raise usage_failure(str(exc)) from exc
     except KeyboardInterrupt:
         pass
     sys.exit(EXIT_OK)
@@ -392,7 +392,7 @@ def web(adk_ui: bool, adk_python: Path | None, **kwargs: Any) -> None:
         try:
             ui_folder = find_adk_ui(adk_python)
         except UsageError as exc:
-            raise UsageFailure(str(exc)) from exc
+            raise usage_failure(str(exc)) from exc
     serve(web=True, adk_ui=ui_folder, **kwargs)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from eventide.cli.failures import Failure, UsageFailure, consoles
+from eventide.cli.failures import consoles, failure, usage_failure
 from eventide.cli.run_command import EXIT_OK
 from eventide.errors import UsageError
 
@@ -58,7 +58,7 @@ def serve(
             allowed_hosts=(host, *allowed_hosts),
         )
     except UsageError as exc:
-        raise UsageFailure(str(exc)) from exc
+        raise usage_failure(str(exc)) from exc
     from eventide.server.serve import serve
 
     if auth_token is None and not is_loopback(host):
@@ -80,7 +80,7 @@ def serve(
         # normal way to stop, not a failure.
         pass
     except OSError as exc:  # the port is taken, the host cannot be bound
-        raise Failure(f"Cannot serve on {host}:{port}: {exc}") from exc
+        raise failure(f"Cannot serve on {host}:{port}: {exc}") from exc
     sys.exit(EXIT_OK)
 
 

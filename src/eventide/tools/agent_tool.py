@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide.artifacts.base_artifact_service import BaseArtifactService
+from eventide.child_runs import runner_class
 from eventide.output_schemas import parse_answer
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.function_tool import strip_titles
@@ -59,7 +60,6 @@ class AgentTool(BaseTool):
         )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        from eventide.runner import Runner
         from eventide.sessions.in_memory_session_service import InMemorySessionService
 
         input_schema = getattr(self.agent, "input_schema", None)
@@ -73,7 +73,7 @@ class AgentTool(BaseTool):
             tool_context.actions.skip_summarization = True
 
         ictx = tool_context.invocation_context
-        runner = Runner(
+        runner = runner_class()(
             app_name=ictx.app_name,
             agent=self.agent,
             session_service=InMemorySessionService(),
