@@ -7,11 +7,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pexpect  # type: ignore[import-untyped]  # no stubs published with it
 import pytest
 
 from tests.cli.conftest import eventide_command
-
-pexpect = pytest.importorskip("pexpect")
 
 
 def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> Any:

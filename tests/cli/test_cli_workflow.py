@@ -7,11 +7,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import pytest
+import pexpect  # type: ignore[import-untyped]  # no stubs published with it
 
 from tests.cli.test_cli_interactive import spawn
-
-pexpect = pytest.importorskip("pexpect")
 
 _APP = """
 from eventide import Workflow
