@@ -105,7 +105,7 @@ async def one_round(workers: int, invocations: int) -> float:
     from sqlalchemy.engine import make_url
 
     from eventide.durable.dbos_workers import InvocationQueue
-    from eventide.durable.log import FINISHED, invocation_mark
+    from eventide.runtime.markers import FINISHED, invocation_mark
     from eventide.sessions import SqlSessionService
 
     name = f"eventide_bench_dbos_{uuid.uuid4().hex[:10]}"

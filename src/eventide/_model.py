@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eventide._json import JsonValue
+from eventide.errors import EventideError
 
 __all__ = [
     "DATA_FIELDS",
     "EventideModel",
     "camel_case_keys",
     "foreign_to_dict",
+    "raise_own_error",
     "snake_case_keys",
 ]
 
@@ -139,3 +141,12 @@ def camel_case_keys(data: JsonValue) -> JsonValue:
             value = camel_case_keys(value)
         converted[names.get(key) or _to_camel(key)] = value
     return converted
+
+
+def raise_own_error(exc: ValidationError) -> None:
+    """Raise the Eventide error a validator raised inside ``exc`` (a bad name, a bad
+    setting) as itself, not wrapped in pydantic's ``ValidationError``; return when none did."""
+    for error in exc.errors():
+        original = (error.get("ctx") or {}).get("error")
+        if isinstance(original, EventideError):
+            raise original from None

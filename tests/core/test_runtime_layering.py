@@ -73,7 +73,7 @@ def test_each_runtime_module_imports_first_in_a_fresh_interpreter() -> None:
         "eventide.agents.llm_agent",
         "eventide.flows.llm_resume",
         "eventide.workflow",
-        "eventide.durable.log",
+        "eventide.runtime.markers",
         "eventide.durable.plan",
         "eventide.durable",
         "eventide.runner",

@@ -29,11 +29,11 @@ from eventide import (
     ToolContext,
     types,
 )
-from eventide.durable.log import WAITING_KEY
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION
+from eventide.runtime.markers import WAITING_KEY
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from eventide.tools.function_tool import FunctionTool
 from tests.durable.durable_app import Probe

@@ -19,11 +19,11 @@ import asyncio
 from typing import Any
 
 from eventide import App, LlmAgent, ResumabilityConfig, SequentialAgent, ToolContext
-from eventide.durable.log import CALL_KEY
 from eventide.events import Event
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.plugins.base_plugin import BasePlugin
+from eventide.runtime.markers import CALL_KEY
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from tests.durable.durable_app import Probe
 

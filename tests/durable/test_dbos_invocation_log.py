@@ -21,12 +21,12 @@ from eventide.durable.dbos_invocation_log import (
     workflow_events,
     workflow_tag,
 )
-from eventide.durable.log import ENDED, FINISHED, invocation_mark, invocation_status
 from eventide.durable.plan import latest_invocation
 from eventide.errors import InvocationFailedError, InvocationNotFoundError, ResumeError
 from eventide.events import Event
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.runtime.markers import ENDED, FINISHED, invocation_mark, invocation_status
 from eventide.sessions.base_session_service import BaseSessionService
 from eventide.sessions.session import Session
 from eventide.testing import FunctionModel, text_response, tool_call_response

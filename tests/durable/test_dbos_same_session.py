@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from eventide import Runner
-from eventide.durable.log import ENDED, FINISHED, invocation_mark, invocation_status
 from eventide.durable.plan import latest_invocation
 from eventide.errors import ResumeError
 from eventide.events import Event
+from eventide.runtime.markers import ENDED, FINISHED, invocation_mark, invocation_status
 from eventide.sessions import SqlSessionService
 from tests.durable.dbos_worker import relay_app
 from tests.durable.durable_app import Probe

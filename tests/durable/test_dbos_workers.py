@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from eventide import InMemorySessionService, Runner
-from eventide.durable.log import FINISHED, invocation_mark
 from eventide.errors import BackendError
+from eventide.runtime.markers import FINISHED, invocation_mark
 from eventide.sessions import SqlSessionService
 from tests.durable.durable_app import Probe, build_app, normalized
 

@@ -17,7 +17,6 @@ from eventide import (
     ToolContext,
     types,
 )
-from eventide.durable.log import FINISHED, invocation_mark
 from eventide.history.compaction import (
     BaseEventsSummarizer,
     EventsCompactionConfig,
@@ -26,6 +25,7 @@ from eventide.history.compaction import (
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.plugins.base_plugin import BasePlugin
+from eventide.runtime.markers import FINISHED, invocation_mark
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from tests.durable import paused_app
 from tests.durable.durable_app import Crash, Probe, normalized

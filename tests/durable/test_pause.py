@@ -27,10 +27,10 @@ from eventide import (
     ToolContext,
     types,
 )
-from eventide.durable.log import ANSWERED, ENDED, WAITING_KEY, invocation_mark
 from eventide.errors import ResumeError, ToolError
 from eventide.events import EventActions, EventCompaction
 from eventide.plugins.base_plugin import BasePlugin
+from eventide.runtime.markers import ANSWERED, ENDED, WAITING_KEY, invocation_mark
 from eventide.testing import FunctionModel, ScriptedModel, text_response, tool_call_response
 from tests.adk_env import adk_python
 from tests.durable import paused_app

@@ -21,11 +21,11 @@ from eventide import (
     Runner,
     ToolContext,
 )
-from eventide.durable.log import CALL_KEY, ENDED, invocation_mark
 from eventide.errors import ToolError
 from eventide.events import EventActions
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.protocol import REQUEST_CONFIRMATION_FUNCTION
+from eventide.runtime.markers import CALL_KEY, ENDED, invocation_mark
 from eventide.testing import ScriptedModel, text_response, tool_call_response
 from eventide.tools.function_tool import FunctionTool
 from tests.durable import sibling_app

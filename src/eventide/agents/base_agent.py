@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eventide import types
 from eventide._callbacks import first_result, own_chain
+from eventide._model import raise_own_error
 from eventide.agents.resumable_run import run_resumably
 from eventide.contexts import CallbackContext, InvocationContext
-from eventide.errors import AgentTreeError, EventideError, ResumeError, UsageError
+from eventide.errors import AgentTreeError, ResumeError, UsageError
 from eventide.events import Event
 from eventide.plugins.base_plugin import AFTER_AGENT, BEFORE_AGENT, BasePlugin
 from eventide.protocol import USER_AUTHOR
@@ -57,12 +58,7 @@ class BaseAgent(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            # Surface Eventide's own errors (a bad name, a bad setting) as themselves,
-            # not wrapped in pydantic's ValidationError.
-            for error in exc.errors():
-                original = (error.get("ctx") or {}).get("error")
-                if isinstance(original, EventideError):
-                    raise original from None
+            raise_own_error(exc)
             raise
 
     def clone(self, update: Mapping[str, Any] | None = None) -> Self:

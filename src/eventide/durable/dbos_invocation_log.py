@@ -19,9 +19,9 @@ the session's latest, and its own pause or resume is not disturbed).
 from __future__ import annotations
 
 from eventide import types
-from eventide.durable.log import ENDED, INVOCATION_KEY, WARNING_KEY, invocation_mark
 from eventide.durable.plan import latest_invocation
 from eventide.events import Event
+from eventide.runtime.markers import ENDED, INVOCATION_KEY, WARNING_KEY, invocation_mark
 from eventide.sessions.session import Session
 
 __all__ = [

@@ -47,7 +47,6 @@ from eventide.durable.dbos_invocation_log import (
 )
 from eventide.durable.dbos_partial_chunks import PartialListener, PartialPublisher
 from eventide.durable.dbos_system_database import sync_url, unreachable
-from eventide.durable.log import ENDED, FINISHED, invocation_mark, invocation_status
 from eventide.errors import (
     BackendError,
     EventideError,
@@ -59,6 +58,7 @@ from eventide.errors import (
 from eventide.events import Event
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.runner import Runner
+from eventide.runtime.markers import ENDED, FINISHED, invocation_mark, invocation_status
 from eventide.sessions.base_session_service import BaseSessionService
 
 __all__ = [

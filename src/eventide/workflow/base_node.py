@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from eventide.errors import EventideError, WorkflowConfigurationError
+from eventide._model import raise_own_error
+from eventide.errors import WorkflowConfigurationError
 from eventide.events import Event
 from eventide.workflow.node_data import validate_node_data
 from eventide.workflow.request_input import RequestInput, request_input_event
@@ -59,11 +60,7 @@ class BaseNode(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            # Eventide's own errors (a bad name) surface as themselves, not wrapped.
-            for error in exc.errors():
-                original = (error.get("ctx") or {}).get("error")
-                if isinstance(original, EventideError):
-                    raise original from None
+            raise_own_error(exc)
             raise
 
     @field_validator("name")
