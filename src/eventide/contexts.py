@@ -480,7 +480,10 @@ class ToolContext(CallbackContext):
     def request_confirmation(self, *, hint: str | None = None, payload: Any = None) -> None:
         """Pause the invocation until the user confirms or declines this tool call."""
         if self.function_call_id is None:
-            raise ConfigurationError("request_confirmation needs a function call id.")
+            raise ConfigurationError(
+                "request_confirmation requires function_call_id: call it from a tool, whose "
+                "context carries the id of the model's function call."
+            )
         self._event_actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
             hint=hint or "", payload=payload
         )
@@ -496,7 +499,10 @@ class ToolContext(CallbackContext):
         from eventide.auth import credential_request
 
         if self.function_call_id is None:
-            raise ConfigurationError("request_credential needs a function call id.")
+            raise ConfigurationError(
+                "request_credential requires function_call_id: call it from a tool, whose "
+                "context carries the id of the model's function call."
+            )
         self._event_actions.requested_auth_configs[self.function_call_id] = credential_request(
             auth_config
         )

@@ -284,20 +284,38 @@ class Runner:
                     yield event
 
     async def rewind_async(
-        self, *, user_id: str, session_id: str, rewind_before_invocation_id: str
+        self,
+        *,
+        user_id: str,
+        session_id: str,
+        rewind_before_invocation_id: str,
+        run_config: RunConfig | None = None,
     ) -> Event:
         """Rewind the session to before an invocation: append (and return) an event that
         restores the session's state and artifacts to what they were then (shared
         ``app:``/``user:`` data is left as it is); the later turns stay in the log but no
         longer reach the model (see :mod:`eventide.history.rewind`).
 
+        ``run_config`` is accepted as google-adk's is, and not used: a rewind reads the
+        session's whole history. With ``auto_create_session``, a missing session is created
+        first (as ``run_async`` does), so the rewind then fails on the unknown invocation.
+
         Raises:
-            SessionNotFoundError: the session does not exist.
+            SessionNotFoundError: the session does not exist (and is not created).
             InvocationNotFoundError: the invocation is unknown, of another session, or was
                 already rewound; nothing is written.
         """
         from eventide.history.rewind import rewind_session
 
+        del run_config
+        if self.auto_create_session:
+            found = await self.session_service.get_session(
+                app_name=self.app_name, user_id=user_id, session_id=session_id
+            )
+            if found is None:
+                await self.session_service.create_session(
+                    app_name=self.app_name, user_id=user_id, session_id=session_id
+                )
         return await rewind_session(
             session_service=self.session_service,
             artifact_service=self.artifact_service,

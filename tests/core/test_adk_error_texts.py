@@ -17,7 +17,11 @@ from eventide import (
     InMemorySessionService,
     LlmAgent,
     Runner,
+    RunConfig,
+    ToolContext,
 )
+from eventide.auth import ApiKeyScheme, AuthConfig
+from eventide.errors import SessionNotFoundError
 from eventide.contexts import InvocationContext
 from eventide.plugins.plugin_manager import PluginManager
 from eventide.testing import ScriptedModel
@@ -80,3 +84,51 @@ async def test_rewind_to_an_unknown_invocation() -> None:
             user_id="u", session_id=session.id, rewind_before_invocation_id="inv_missing"
         )
     await runner.close()
+
+
+async def test_rewind_creates_a_missing_session_with_auto_create_session() -> None:
+    """google-adk 2.13 gets or creates the session before rewinding (so a rewind with
+    ``auto_create_session`` fails on the invocation, not the session) and takes a
+    ``run_config``; before, Eventide raised SessionNotFoundError and refused ``run_config``."""
+    service = InMemorySessionService()
+    runner = Runner(
+        app_name="app", agent=_agent(), session_service=service, auto_create_session=True
+    )
+    with pytest.raises(ValueError, match=r"Invocation ID not found: inv_missing"):
+        await runner.rewind_async(
+            user_id="u",
+            session_id="missing",
+            rewind_before_invocation_id="inv_missing",
+            run_config=RunConfig(),
+        )
+    created = await service.get_session(app_name="app", user_id="u", session_id="missing")
+    assert created is not None
+    assert created.events == []
+    await runner.close()
+
+
+async def test_rewind_without_auto_create_session_still_needs_the_session() -> None:
+    runner = InMemoryRunner(_agent(), app_name="app")
+    with pytest.raises(SessionNotFoundError):
+        await runner.rewind_async(
+            user_id="u", session_id="missing", rewind_before_invocation_id="inv_missing"
+        )
+    assert (
+        await runner.session_service.get_session(app_name="app", user_id="u", session_id="missing")
+        is None
+    )
+    await runner.close()
+
+
+async def test_confirmation_and_credential_requests_outside_a_tool_call() -> None:
+    service = InMemorySessionService()
+    session = await service.create_session(app_name="app", user_id="u")
+    ctx = ToolContext(
+        InvocationContext(
+            invocation_id="i", agent=_agent(), session=session, session_service=service
+        )
+    )
+    with pytest.raises(ValueError, match="request_confirmation requires function_call_id"):
+        ctx.request_confirmation(hint="sure?")
+    with pytest.raises(ValueError, match="request_credential requires function_call_id"):
+        ctx.request_credential(AuthConfig(auth_scheme=ApiKeyScheme(name="X-Api-Key")))

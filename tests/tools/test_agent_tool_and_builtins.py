@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from eventide import (
     AgentTool,
     App,
+    BaseAgent,
+    Event,
     InMemoryMemoryService,
     InMemorySessionService,
+    InvocationContext,
     LlmAgent,
     Runner,
     ToolContext,
@@ -76,6 +80,35 @@ async def test_agent_tool_skip_summarization_makes_the_result_final() -> None:
     assert events[-1].get_function_responses()[0].response == {"result": "raw answer"}
     assert events[-1].is_final_response()
     assert boss_model.calls == 1
+
+
+async def test_agent_tool_answer_includes_code_and_its_result_but_no_thought() -> None:
+    """google-adk 2.13's AgentTool answers with the last answer's text, executable code and
+    code-execution output (one part a line, the output's trailing newline dropped) and leaves
+    thoughts out; before, an answer made of code parts came back as ''."""
+    parts = [
+        types.Part(text="let me compute", thought=True),
+        types.Part(text="Here is the answer:"),
+        types.Part(executable_code=types.ExecutableCode(language="PYTHON", code="print(2 ** 10)")),
+        types.Part(
+            code_execution_result=types.CodeExecutionResult(outcome="OUTCOME_OK", output="1024\n")
+        ),
+    ]
+
+    class Coder(BaseAgent):
+        async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+            yield Event(author=self.name, content=types.Content(role="model", parts=parts))
+
+    coder = Coder(name="coder", description="Runs code.")
+    boss_model = ScriptedModel(
+        responses=[tool_call_response(("coder", {"request": "2**10?"})), "1024."]
+    )
+    boss = LlmAgent(name="boss", model=boss_model, tools=[AgentTool(coder)])
+    runner, sid = await start(boss)
+    events = await turn(runner, sid)
+    assert events[1].get_function_responses()[0].response == {
+        "result": "Here is the answer:\nprint(2 ** 10)\n1024"
+    }
 
 
 async def test_load_artifacts_lists_and_loads() -> None:

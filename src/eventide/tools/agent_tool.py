@@ -98,13 +98,34 @@ class AgentTool(BaseTool):
         ):
             if event.actions.state_delta:
                 tool_context.state.update(event.actions.state_delta)
-            if event.is_final_response() and event.text is not None:
-                answer = event.text
+            # The answer is the last complete event's content, as google-adk's: a final
+            # answer that ends with a code-execution result is not a "final response".
+            if event.content is not None and not event.partial:
+                answer = answer_text(event.content)
         output_schema = getattr(self.agent, "output_schema", None)
         if output_schema is not None and answer:
             # None fields are left out, as google-adk returns them.
             return parse_answer(output_schema, answer)
         return answer or ""
+
+
+def answer_text(content: types.Content) -> str:
+    """What a user reads of ``content``: its text, code and code results, one part a line.
+
+    Thoughts are left out; a code-execution result loses its trailing newline (google-adk's
+    ``AgentTool`` answers the same way).
+    """
+    pieces: list[str] = []
+    for part in content.parts or ():
+        if part.thought:
+            continue
+        if part.text:
+            pieces.append(part.text)
+        elif part.code_execution_result is not None and part.code_execution_result.output:
+            pieces.append(part.code_execution_result.output.rstrip("\n"))
+        elif part.executable_code is not None and part.executable_code.code:
+            pieces.append(part.executable_code.code)
+    return "\n".join(pieces)
 
 
 class _ForwardingArtifacts(BaseArtifactService):
