@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import pytest
@@ -123,3 +124,42 @@ def test_overrides_and_unannotated_parameters() -> None:
     assert (declaration.name, declaration.description) == ("renamed", "Custom.")
     assert declaration.parameters_json_schema is not None
     assert declaration.parameters_json_schema["required"] == ["a"]
+
+
+def test_description_of_a_callable_object_and_of_a_partial() -> None:
+    """google-adk 2.13 describes a callable object by its ``__call__``'s docstring when its
+    class has none, and a ``functools.partial`` by its function's; before, the object's
+    description was empty and the partial's was ``functools.partial``'s own docstring."""
+
+    class Lookup:
+        async def __call__(self, city: str, tool_context: ToolContext) -> str:
+            """Look up a city.
+
+            Args:
+                city: the city's name.
+            """
+            return city
+
+    class Documented:
+        """The class's own words win."""
+
+        def __call__(self, x: int) -> int:
+            """Not these."""
+            return x
+
+    def scale(value: int, factor: int) -> int:
+        """Scale a value."""
+        return value * factor
+
+    lookup = FunctionTool(Lookup())
+    assert lookup.description == "Look up a city."
+    declaration = lookup.get_declaration()
+    assert declaration is not None
+    assert declaration.parameters_json_schema is not None
+    assert declaration.parameters_json_schema["properties"]["city"]["description"] == (
+        "the city's name."
+    )
+    assert FunctionTool(Documented()).description == "The class's own words win."
+    assert FunctionTool(functools.partial(scale, factor=2), name="scale").description == (
+        "Scale a value."
+    )

@@ -65,3 +65,13 @@ async def test_set_model_response_answers_without_none_fields() -> None:
     tool = SetModelResponseTool(Out)
     context: ToolContext = None  # type: ignore[assignment]  # the tool does not read it
     assert await tool.run_async(args={"a": "x", "b": None}, tool_context=context) == {"a": "x"}
+
+
+def test_set_model_response_describes_itself_as_google_adk_does() -> None:
+    """The model reads google-adk 2.13's words ("Set your final response using the required
+    output schema"), which apps and google-adk's tests look for in the description."""
+    tool = SetModelResponseTool(Out)
+    assert tool.description.startswith("Set your final response using the required output schema")
+    declaration = tool.get_declaration()
+    assert declaration is not None
+    assert declaration.description == tool.description

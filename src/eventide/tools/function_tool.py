@@ -11,6 +11,7 @@ function lacks are dropped with a logged warning (as google-adk does).
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import re
@@ -65,7 +66,7 @@ class FunctionTool(BaseTool):
         description: str | None = None,
         require_confirmation: bool | ConfirmationPredicate = False,
     ) -> None:
-        doc_description, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
+        doc_description, arg_docs = _parse_docstring(_callable_doc(func))
         super().__init__(
             name=name or str(getattr(func, "__name__", type(func).__name__)),
             description=description if description is not None else doc_description,
@@ -222,6 +223,22 @@ def _build_args_model(
         __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=True),
         **fields,
     )
+
+
+_PARTIAL_DOC = inspect.getdoc(functools.partial)
+
+
+def _callable_doc(func: Callable[..., Any]) -> str:
+    """The docstring that describes ``func``: a ``functools.partial``'s is its function's,
+    a callable object's is its class's, else its ``__call__``'s (as google-adk reads them)."""
+    doc = inspect.getdoc(func) or ""
+    if isinstance(func, functools.partial) and doc == _PARTIAL_DOC:
+        return _callable_doc(func.func)
+    if not doc and not inspect.isroutine(func) and not isinstance(func, type):
+        call = getattr(func, "__call__", None)  # noqa: B004 - the method, not callable()
+        if call is not None:
+            doc = inspect.getdoc(call) or ""
+    return doc
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:

@@ -40,8 +40,9 @@ class SetModelResponseTool(BaseTool):
     def __init__(self, output_schema: Any) -> None:
         super().__init__(
             name=SET_MODEL_RESPONSE,
-            description="Give your final answer. Call this once you have everything needed; "
-            "its arguments are the answer.",
+            description="Set your final response using the required output schema: call this "
+            "once you have everything needed, instead of answering in text; its arguments are "
+            "the answer.",
         )
         self.output_schema = output_schema
         self._is_basemodel = is_model(output_schema)
