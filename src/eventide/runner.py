@@ -67,6 +67,9 @@ class Runner:
         events_compaction_config: summarise older events every N invocations (taken from
             ``app`` when given; see :mod:`eventide.history.compaction`).
 
+    ``runner.app`` is the ``App`` given, or the one ``app_name`` and ``agent`` stand for
+    (with the Runner's plugins and settings), as in google-adk.
+
     With ``App(resumability_config=ResumabilityConfig(is_resumable=True))`` every invocation
     records where it is in its events, and :meth:`resume_async` continues one that stopped
     half way (a crash, a failed commit, an exception) from its last committed event.
@@ -100,6 +103,7 @@ class Runner:
         )
         self.app_name = setup.app_name
         self.agent = setup.agent
+        self.app = setup.app
         self.session_service = session_service
         self.artifact_service = artifact_service
         self.memory_service = memory_service

@@ -34,6 +34,7 @@ class RunnerSetup:
     add_sessions_to_memory: bool
     resumability: ResumabilityConfig | None
     compactor: Compactor | None
+    app: App
 
     @property
     def resumable(self) -> bool:
@@ -98,8 +99,18 @@ def runner_setup(
 
         root = agent
         compactor = Compactor(compaction, default_llm=lambda: _root_model(root))
+    if app is None:
+        from eventide.apps.app import runner_app
+
+        app = runner_app(
+            name=app_name,
+            root_agent=agent,
+            plugins=list(plugins or ()),
+            add_sessions_to_memory=add_sessions_to_memory,
+            events_compaction_config=compaction,
+        )
     return RunnerSetup(
-        app_name, agent, list(plugins or ()), add_sessions_to_memory, resumability, compactor
+        app_name, agent, list(plugins or ()), add_sessions_to_memory, resumability, compactor, app
     )
 
 

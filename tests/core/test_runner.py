@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from eventide import (
+    App,
     BaseAgent,
     BasePlugin,
     CallbackContext,
@@ -20,6 +21,7 @@ from eventide import (
     InMemoryRunner,
     InMemorySessionService,
     InvocationContext,
+    LlmAgent,
     Runner,
     types,
 )
@@ -29,6 +31,7 @@ from eventide.errors import (
     RunnerClosedError,
     SessionNotFoundError,
 )
+from eventide.testing import ScriptedModel
 
 
 class Scripted(BaseAgent):
@@ -485,3 +488,27 @@ async def test_add_sessions_to_memory_opt_in() -> None:
         ["what is my locker code"],
     )
     assert len(found.memories) == 2
+
+
+def test_runner_app_is_the_app_given_or_the_one_its_arguments_stand_for() -> None:
+    """google-adk 2.13's ``Runner.app``: the ``App`` given (even when ``app_name`` overrides
+    its name), or one wrapping ``app_name`` and ``agent`` with the Runner's plugins; before,
+    Eventide's Runner had no ``app``."""
+    root = LlmAgent(name="root", model=ScriptedModel(responses=["ok"]))
+    plugin = BasePlugin(name="p")
+    given = App(name="shop", root_agent=root)
+    runner = Runner(app=given, app_name="override", session_service=InMemorySessionService())
+    assert runner.app is given
+    assert runner.app_name == "override"
+
+    wrapped = Runner(
+        app_name="my app (any name)",
+        agent=root,
+        plugins=[plugin],
+        session_service=InMemorySessionService(),
+    ).app
+    assert isinstance(wrapped, App)
+    assert wrapped.name == "my app (any name)"
+    assert wrapped.root_agent is root
+    assert wrapped.plugins == [plugin]
+    assert wrapped.resumability_config is None

@@ -74,3 +74,26 @@ class App:
                 f"App {self.name!r}: root_agent must be a BaseAgent, "
                 f"got {type(self.root_agent).__name__}."
             )
+
+
+def runner_app(
+    *,
+    name: str,
+    root_agent: BaseAgent,
+    plugins: list[BasePlugin],
+    add_sessions_to_memory: bool,
+    events_compaction_config: EventsCompactionConfig | None,
+) -> App:
+    """The ``App`` that ``Runner(app_name=..., agent=...)`` stands for (``Runner.app``).
+
+    Its name is not checked as ``App(name=...)``'s is: the Runner already accepted it, and
+    google-adk wraps a bare agent the same way (a Runner's app name may be any string).
+    """
+    app = object.__new__(App)
+    app.name = name
+    app.root_agent = root_agent
+    app.plugins = plugins
+    app.add_sessions_to_memory = add_sessions_to_memory
+    app.events_compaction_config = events_compaction_config
+    app.resumability_config = None
+    return app
