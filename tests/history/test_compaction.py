@@ -14,6 +14,7 @@ from eventide.history.compaction import (
 )
 from eventide.history.model_view import SUMMARY_PREFIX
 from eventide.models.llm_request import LlmRequest
+from eventide.models.llm_response import LlmResponse
 from eventide.testing import FunctionModel, ScriptedModel
 from tests.history.conftest import Stores
 
@@ -218,3 +219,34 @@ async def test_the_default_summarizer_is_the_root_agents_model(stores: Stores) -
         ("user", SUMMARY_PREFIX + "the summary"),
         ("user", "m2"),
     ]
+
+
+async def test_the_compaction_event_carries_the_summarizers_usage() -> None:
+    """google-adk 2.13 records what the summary cost (the model's ``usage_metadata``) on the
+    compaction event; before, Eventide's compaction events had none."""
+    usage = types.UsageMetadata(prompt_token_count=10, candidates_token_count=5)
+    model = ScriptedModel(
+        responses=[
+            LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(text="Summary")]),
+                usage_metadata=usage,
+            )
+        ]
+    )
+    events = [
+        Event(
+            author="user",
+            timestamp=1.0,
+            content=types.Content(role="user", parts=[types.Part(text="Hello")]),
+        ),
+        Event(
+            author="a",
+            timestamp=2.0,
+            content=types.Content(role="model", parts=[types.Part(text="Hi")]),
+        ),
+    ]
+    compaction = await LlmEventSummarizer(llm=model).maybe_summarize_events(events=events)
+    assert compaction is not None
+    assert compaction.usage_metadata == usage
+    assert compaction.actions.compaction is not None
+    assert compaction.actions.compaction.compacted_content.text == "Summary"

@@ -102,9 +102,11 @@ class LlmEventSummarizer(BaseEventsSummarizer):
             contents=[types.Content(role="user", parts=[types.Part(text=prompt)])],
         )
         texts: list[str] = []
+        usage = None
         async for response in self.llm.generate_content_async(request, stream=False):
             if response.partial:
                 continue
+            usage = response.usage_metadata or usage
             if response.error_code:
                 raise RuntimeError(
                     f"the summarizer model answered with an error: {response.error_code}: "
@@ -121,6 +123,8 @@ class LlmEventSummarizer(BaseEventsSummarizer):
         return Event(
             invocation_id=new_invocation_id(),
             author="user",
+            # What the summary cost, as google-adk records it on its compaction event.
+            usage_metadata=usage,
             actions=EventActions(
                 compaction=EventCompaction(
                     start_timestamp=start,
