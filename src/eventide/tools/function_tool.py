@@ -123,6 +123,16 @@ class FunctionTool(BaseTool):
                 ", ".join(repr(name) for name in invented),
             )
             args = {name: value for name, value in args.items() if name in fields}
+        missing = [
+            name for name, field in fields.items() if field.is_required() and name not in args
+        ]
+        if missing:
+            # google-adk 2.13's words, which its apps and tests match on.
+            raise ToolArgumentsError(
+                f"Invoking `{self.name}()` failed as the following mandatory input parameters "
+                f"are not present:\n{chr(10).join(missing)}\nYou could retry calling this tool, "
+                "but it is IMPORTANT for you to provide all the mandatory parameters."
+            )
         try:
             model = self._args_model.model_validate(args)
         except pydantic.ValidationError as exc:
@@ -148,7 +158,13 @@ class FunctionTool(BaseTool):
         return bool(verdict)
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        kwargs = self.validate_args(args)
+        """Call the function with ``args`` (validated and converted); arguments it cannot
+        take are answered with ``{"error": ...}`` saying what to fix, as google-adk does,
+        and the function is not called."""
+        try:
+            kwargs = self.validate_args(args)
+        except ToolArgumentsError as exc:
+            return {"error": str(exc)}
         if self._context_param is not None:
             kwargs[self._context_param] = tool_context
         if self._is_async:
