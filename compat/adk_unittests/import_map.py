@@ -46,6 +46,7 @@ MODULE_TABLE: dict[str, tuple[str, ...]] = {
     "google.adk.agents.context": ("eventide.node_context", "eventide.contexts"),
     "google.adk.tools.tool_context": ("eventide.contexts", "eventide.node_context"),
     "google.adk.tools.tool_confirmation": ("eventide.events",),
+    "google.adk.events.ui_widget": ("eventide.events",),
     "google.adk.agents.run_config": ("eventide.run_config",),
     "google.adk.runners": ("eventide.runner",),
     "google.adk.sessions.state": ("eventide.state",),

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide.cancellation import AbortState
-from eventide.errors import ConfigurationError, LlmCallsLimitExceededError
-from eventide.events import EventActions, ToolConfirmation
+from eventide.errors import ConfigurationError, LlmCallsLimitExceededError, UsageError
+from eventide.events import EventActions, ToolConfirmation, UiWidget
 from eventide.run_config import RunConfig
 from eventide.state import State
 
@@ -318,6 +318,23 @@ class CallbackContext(ReadonlyContext):
                 "(InMemoryArtifactService() or FileArtifactService(root)) to use artifacts."
             )
         return service
+
+    def render_ui_widget(self, ui_widget: UiWidget) -> None:
+        """Add a widget (an ``eventide.events.UiWidget``) for the UI to render with the
+        event this context produces (an MCP App's iframe, for one).
+
+        Raises:
+            UsageError: a widget with the same id is already on the event.
+        """
+        widgets = self._event_actions.render_ui_widgets
+        if widgets is None:
+            widgets = self._event_actions.render_ui_widgets = []
+        if any(widget.id == ui_widget.id for widget in widgets):
+            raise UsageError(
+                f"UI widget with ID '{ui_widget.id}' already exists in the current event "
+                "actions; give each widget of an event its own id."
+            )
+        widgets.append(ui_widget)
 
     async def save_artifact(
         self,

@@ -26,6 +26,7 @@ __all__ = [
     "NodeInfo",
     "RouteValue",
     "ToolConfirmation",
+    "UiWidget",
 ]
 
 RouteValue: TypeAlias = bool | int | str
@@ -38,6 +39,21 @@ class ToolConfirmation(EventideModel):
     hint: str = ""
     confirmed: bool = False
     payload: Any | None = None
+
+
+class UiWidget(EventideModel):
+    """A widget for the UI to render with an event (google-adk 2.x's ``UiWidget``).
+
+    Attributes:
+        id: the widget's id, unique among the widgets of one event.
+        provider: which renderer the UI uses (``"mcp"``: an MCP App iframe).
+        payload: what that renderer needs (for ``"mcp"``: ``resource_uri``, ``tool``,
+            ``tool_args``).
+    """
+
+    id: str
+    provider: str
+    payload: dict[str, Any] = Field(default_factory=dict)
 
 
 class EventCompaction(EventideModel):
@@ -72,6 +88,8 @@ class EventActions(EventideModel):
         compaction: this event summarises older events for the model (they stay in the log).
         route: the route(s) a workflow node chose: its outgoing edges tagged with one of
             them are followed (see :mod:`eventide.workflow`).
+        render_ui_widgets: widgets the UI renders with the event (see
+            ``Context.render_ui_widget``).
     """
 
     skip_summarization: bool | None = None
@@ -86,6 +104,7 @@ class EventActions(EventideModel):
     rewind_before_invocation_id: str | None = None
     compaction: EventCompaction | None = None
     route: RouteValue | list[RouteValue] | None = None
+    render_ui_widgets: list[UiWidget] | None = None
 
     def merge(self, other: EventActions) -> None:
         """Fold ``other`` into this object (later values win), e.g. from parallel tool calls."""
@@ -105,6 +124,8 @@ class EventActions(EventideModel):
             self.agent_state = other.agent_state
         if other.route is not None:
             self.route = other.route
+        if other.render_ui_widgets:
+            self.render_ui_widgets = [*(self.render_ui_widgets or ()), *other.render_ui_widgets]
 
     def is_empty(self) -> bool:
         """True when the actions request nothing."""
@@ -121,6 +142,7 @@ class EventActions(EventideModel):
             or self.rewind_before_invocation_id is not None
             or self.compaction is not None
             or self.route is not None
+            or bool(self.render_ui_widgets)
         )
 
 
