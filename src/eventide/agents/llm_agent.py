@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
@@ -280,6 +280,7 @@ class LlmAgent(BaseAgent):
             planner=self.planner,
             code_executor=self.code_executor,
             context_limit=self.context_limit,
+            toolsets=_request_changing_toolsets(self.tools) if self.tools else (),
         )
 
     def _run_agent_named(
@@ -354,3 +355,13 @@ async def _resolve_instruction(
     if inspect.isawaitable(text):
         text = await text
     return str(text), True
+
+
+def _request_changing_toolsets(tools: Sequence[ToolUnion]) -> tuple[BaseToolset, ...]:
+    """The toolsets among ``tools`` whose ``process_llm_request`` does something."""
+    return tuple(
+        tool
+        for tool in tools
+        if isinstance(tool, BaseToolset)
+        and type(tool).process_llm_request is not BaseToolset.process_llm_request
+    )

@@ -81,8 +81,10 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     for processor in (agent.planner, agent.code_executor):
         if processor is not None:
             processor.process_llm_request(request)
-    if tools:
+    if tools or agent.toolsets:
         tool_context = ToolContext(ctx)
+        for toolset in agent.toolsets:
+            await toolset.process_llm_request(tool_context=tool_context, llm_request=request)
         for tool in tools:
             await tool.process_llm_request(tool_context=tool_context, llm_request=request)
     return request
@@ -107,6 +109,7 @@ def _leaves_contents_alone(agent: ResolvedAgent) -> bool:
         and agent.planner is None
         and agent.code_executor is None
         and all(type(tool).process_llm_request is _DECLARE_ONLY for tool in agent.tools)
+        and not agent.toolsets
     )
 
 

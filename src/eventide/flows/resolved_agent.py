@@ -23,6 +23,7 @@ from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
 from eventide.planners import BasePlanner
 from eventide.tools.base_tool import BaseTool
+from eventide.tools.base_toolset import BaseToolset
 
 __all__ = ["Instruction", "ResolvedAgent", "TransferTarget"]
 
@@ -70,6 +71,8 @@ class ResolvedAgent:
         planner: shapes each request and the model's parts, if any.
         code_executor: changes each request (e.g. Gemini's code execution), if any.
         context_limit: how much history the model gets, if limited.
+        toolsets: the agent's toolsets that change each request
+            (``BaseToolset.process_llm_request`` overridden).
     """
 
     name: str
@@ -90,3 +93,4 @@ class ResolvedAgent:
     planner: BasePlanner | None = None
     code_executor: BaseCodeExecutor | None = None
     context_limit: ContextLimit | None = None
+    toolsets: tuple[BaseToolset, ...] = ()

@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from eventide.contexts import ReadonlyContext
+    from eventide.contexts import ReadonlyContext, ToolContext
+    from eventide.models.llm_request import LlmRequest
     from eventide.tools.base_tool import BaseTool
 
 __all__ = ["BaseToolset", "ToolPredicate"]
@@ -46,6 +47,13 @@ class BaseToolset(ABC):
         if not prefix:
             return tools
         return [tool.with_name(f"{prefix}_{tool.name}") for tool in tools]
+
+    async def process_llm_request(  # noqa: B027 - optional hook
+        self, *, tool_context: ToolContext, llm_request: LlmRequest
+    ) -> None:
+        """Change each model request of an agent that has this toolset, before its tools
+        declare themselves (e.g. add instructions about the toolset as a whole). Does
+        nothing by default."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release the toolset's resources (connections, processes)."""
