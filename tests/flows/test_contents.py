@@ -234,3 +234,33 @@ def test_the_conversation_keeps_its_translations_only_while_it_grows() -> None:
     assert ask() is after
     events[:] = events[:2]  # a shorter log (deleted and recreated): built afresh
     assert ask() is not after
+
+
+def test_current_turn_starts_at_another_agents_message() -> None:
+    """google-adk 2.13's include_contents='none': the current turn starts at the last message
+    of the user or of another agent (the agent before this one in a sequence), so the model
+    sees that agent's answer and not the user's earlier request; a transfer to this agent
+    does not start a turn. Before, Eventide's turn started at the user's message."""
+    transfer = Event(
+        author="root",
+        content=types.Content(
+            role="model",
+            parts=[
+                types.Part(
+                    function_call=types.FunctionCall(
+                        id="t1", name="transfer_to_agent", args={"agent_name": "b"}
+                    )
+                )
+            ],
+        ),
+    )
+    sequence = [text("user", "write a poem"), text("a", "Draft: roses"), call("b", "c1")]
+    assert shape(build_contents(sequence, agent_name="b", branch=None, current_turn_only=True)) == [
+        ("user", "For context:"),
+        ("user", "[a] said: Draft: roses"),
+        ("model", "call c1"),
+    ]
+    transferred = [text("user", "help"), transfer]
+    assert shape(
+        build_contents(transferred, agent_name="b", branch=None, current_turn_only=True)
+    )[0] == ("user", "help")

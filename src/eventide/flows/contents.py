@@ -13,7 +13,8 @@ Rules:
   conversation ends at that call and its answer: what came in between (the model's reply to
   the pending result) is left out of this request, as google-adk does.
 - Requests for user input the runtime synthesized (confirmations, credentials) are left out.
-- ``include_contents='none'`` keeps only the current turn: from the last user message on.
+- ``include_contents='none'`` keeps only the current turn: from the last message of the user
+  or of another agent on (a transfer to this agent does not start a turn), as google-adk.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from eventide.events import Event
 from eventide.flows.task_scope import task_scope
 from eventide.history.model_view import extend_view
 from eventide.models.llm_request import Conversation
-from eventide.protocol import SYNTHETIC_FUNCTIONS, USER_AUTHOR
+from eventide.protocol import SYNTHETIC_FUNCTIONS, TRANSFER_TO_AGENT, USER_AUTHOR
 
 __all__ = ["ContentsBuilder", "ContentsCache", "build_contents"]
 
@@ -46,8 +47,11 @@ def build_contents(
         for i in range(len(events) - 1, -1, -1):
             event = events[i]
             if (
-                event.author == USER_AUTHOR
-                and event.content is not None
+                event.content is not None
+                and (
+                    event.author == USER_AUTHOR
+                    or (event.author != agent_name and not _is_transfer(event))
+                )
                 and _on_branch(event.branch, branch)
             ):
                 start = i
@@ -57,6 +61,17 @@ def build_contents(
     for event in events:
         builder.add(event)
     return builder.contents()
+
+
+def _is_transfer(event: Event) -> bool:
+    """A transfer between agents (its call or its answer): not the start of a turn."""
+    if event.actions.transfer_to_agent:
+        return True
+    parts = event.content.parts if event.content is not None else None
+    return any(
+        part.function_call is not None and part.function_call.name == TRANSFER_TO_AGENT
+        for part in parts or ()
+    )
 
 
 class ContentsBuilder:
