@@ -16,13 +16,13 @@ from eventide import (
     InMemoryRunner,
     InMemorySessionService,
     LlmAgent,
-    Runner,
     RunConfig,
+    Runner,
     ToolContext,
 )
 from eventide.auth import ApiKeyScheme, AuthConfig
-from eventide.errors import SessionNotFoundError
 from eventide.contexts import InvocationContext
+from eventide.errors import SessionNotFoundError
 from eventide.plugins.plugin_manager import PluginManager
 from eventide.testing import ScriptedModel
 

@@ -261,6 +261,6 @@ def test_current_turn_starts_at_another_agents_message() -> None:
         ("model", "call c1"),
     ]
     transferred = [text("user", "help"), transfer]
-    assert shape(
-        build_contents(transferred, agent_name="b", branch=None, current_turn_only=True)
-    )[0] == ("user", "help")
+    assert shape(build_contents(transferred, agent_name="b", branch=None, current_turn_only=True))[
+        0
+    ] == ("user", "help")

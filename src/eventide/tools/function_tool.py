@@ -248,8 +248,9 @@ def _callable_doc(func: Callable[..., Any]) -> str:
     """The docstring that describes ``func``: a ``functools.partial``'s is its function's,
     a callable object's is its class's, else its ``__call__``'s (as google-adk reads them)."""
     doc = inspect.getdoc(func) or ""
-    if isinstance(func, functools.partial) and doc == _PARTIAL_DOC:
-        return _callable_doc(func.func)
+    if isinstance(func, functools.partial):
+        partial = cast("functools.partial[Any]", func)
+        return _callable_doc(partial.func) if doc == _PARTIAL_DOC else doc
     if not doc and not inspect.isroutine(func) and not isinstance(func, type):
         call = getattr(func, "__call__", None)  # noqa: B004 - the method, not callable()
         if call is not None:
