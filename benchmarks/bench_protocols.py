@@ -1,7 +1,7 @@
 """Per-turn cost of the protocol adapters against ``/run_sse``, in one run.
 
 Usage: python benchmarks/bench_protocols.py [--json] [--turns N] [--rounds N]
-    [--in-process | --callgrind]
+    [--in-process | --callgrind [--keep DIR]]
 
 Starts the API server with ``--openai`` and ``--ag-ui`` (in-memory sessions) in a subprocess
 on 127.0.0.1. The app is an ``LlmAgent`` on ``FunctionModel``: every answer is 200 characters
@@ -23,8 +23,12 @@ a shared machine.
 ``--callgrind`` runs the in-process turns under ``valgrind --tool=callgrind`` and counts the
 instructions of each protocol's conversation (one per protocol, ``--turns`` turns, counters
 zeroed before and dumped after it; the cost of zeroing and dumping, measured on an empty
-interval, taken off): the same figure on a loaded machine as on an idle one. It counts the
-client's share of each request too (building the body, reading the frames), a few percent.
+interval, taken off): the same figure on a loaded machine as on an idle one. The client's
+share of the window (encoding each request body, reading each answer's frames) is counted on
+its own, by replaying the client's side of the same conversation against the answers it got,
+and taken off, as ``--in-process`` leaves it out: an AG-UI client resends the whole
+conversation each turn, and encoding it (0.75 M instructions at 100 messages) is the
+client's cost, not the adapter's. ``--keep DIR`` keeps the dumps for ``callgrind_annotate``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import gc
 import json
 import os
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -162,9 +167,8 @@ class _InProcess:
         # outside it: a client's work is not the server's)
 
     async def call(
-        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+        self, method: str, path: str, raw: bytes = b"", headers: dict[str, str] | None = None
     ) -> tuple[int, bytes]:
-        raw = json.dumps(body).encode() if body is not None else b""
         scope = {
             "type": "http",
             "http_version": "1.1",
@@ -214,13 +218,32 @@ class _AsyncConversation(_Conversation):
         if self.protocol == "run_sse":
             await self.client.call("POST", f"/apps/bench/users/u/sessions/{self.session}")
 
-    async def aturn(self, index: int) -> None:
-        path, body, headers = self.request(index)
-        status, data = await self.client.call("POST", path, body, headers)
+    async def aturn(self, index: int, answers: list[bytes] | None = None) -> None:
+        """Run turn ``index``; its answer's bytes appended to ``answers`` when given."""
+        path, raw, headers = self.encode(index)
+        status, data = await self.client.call("POST", path, raw, headers)
         if status != 200:
             raise RuntimeError(f"{self.protocol}: {status} {data[:300]!r}")
+        if answers is not None:
+            answers.append(data)
+        self.read(index, data)
+
+    def encode(self, index: int) -> tuple[str, bytes, dict[str, str]]:
+        """The client's work before turn ``index``: its request, the body encoded."""
+        path, body, headers = self.request(index)
+        return path, json.dumps(body).encode(), headers
+
+    def read(self, index: int, data: bytes) -> None:
+        """The client's work after turn ``index``: the answer's last frame read."""
         last = [line for line in data.decode().splitlines() if line.startswith("data:")][-1]
         self.after(index, last)
+
+    def replay_client(self, answers: list[bytes]) -> None:
+        """The client's side of a conversation whose answers were ``answers``, without the
+        server: what :meth:`aturn` does besides handing the request to the app."""
+        for index, data in enumerate(answers):
+            self.encode(index)
+            self.read(index, data)
 
 
 async def _run_in_process(turns: int, rounds: int) -> dict[str, Any]:
@@ -274,12 +297,22 @@ async def _callgrind_child(turns: int) -> None:
     for protocol in PROTOCOLS:
         conversation = _AsyncConversation(client, protocol)
         await conversation.start()
+        answers: list[bytes] = []
         # Each conversation starts from an empty young generation: whether a collection falls
         # in its window depends on its own allocations, not on the protocol run before it.
         gc.collect()
         _callgrind_control("-z")
         for index in range(turns):
-            await conversation.aturn(index)
+            await conversation.aturn(index, answers)
+        _callgrind_control("-d")
+        # The client's share of that window (encoding each request, reading each answer),
+        # counted on its own to be taken off: an AG-UI client resends the whole
+        # conversation, so encoding it grows with the conversation, and it is not the
+        # server's cost.
+        replay = _AsyncConversation(client, protocol)
+        gc.collect()
+        _callgrind_control("-z")
+        replay.replay_client(answers)
         _callgrind_control("-d")
 
 
@@ -291,7 +324,7 @@ def _instructions(dump: Path) -> int:
     return int(found.group(1))
 
 
-def _run_callgrind(turns: int) -> dict[str, Any]:
+def _run_callgrind(turns: int, keep: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as out:
         subprocess.run(
             [
@@ -311,13 +344,24 @@ def _run_callgrind(turns: int) -> dict[str, Any]:
         )
         dumps = sorted(Path(out).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
         counts = [_instructions(dump) for dump in dumps]
+        if keep is not None:  # the dumps, for callgrind_annotate
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            names = ["empty"] + [f"{p}.{part}" for p in PROTOCOLS for part in ("turns", "client")]
+            for name, dump in zip(names, dumps, strict=True):
+                shutil.copy(dump, Path(keep) / f"callgrind.{name}")
     empty, *measured = counts
-    per_turn = {p: (c - empty) / turns for p, c in zip(PROTOCOLS, measured, strict=True)}
+    per_turn: dict[str, float] = {}
+    client: dict[str, float] = {}
+    for index, protocol in enumerate(PROTOCOLS):
+        whole, replayed = measured[2 * index] - empty, measured[2 * index + 1] - empty
+        per_turn[protocol] = (whole - replayed) / turns
+        client[protocol] = replayed / turns
     result: dict[str, Any] = {"turns": turns, "protocols": {}}
     for protocol in PROTOCOLS:
         result["protocols"][protocol] = {
             "instructions_per_turn": round(per_turn[protocol]),
             "ratio_to_run_sse": round(per_turn[protocol] / per_turn["run_sse"], 3),
+            "client_instructions_per_turn": round(client[protocol]),
         }
     return result
 
@@ -391,6 +435,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--in-process", action="store_true")
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--keep", metavar="DIR", help="with --callgrind: keep the dumps here")
     parser.add_argument("--callgrind-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
@@ -400,15 +445,16 @@ def main() -> int:
         asyncio.run(_callgrind_child(args.turns))
         return 0
     if args.callgrind:
-        result = _run_callgrind(args.turns)
+        result = _run_callgrind(args.turns, args.keep)
         if args.json:
             print(json.dumps(result, indent=2))
             return 0
-        print(f"{'protocol':<10} {'instructions/turn':>18} {'ratio':>7}")
+        print(f"{'protocol':<10} {'instructions/turn':>18} {'ratio':>7} {'client/turn':>13}")
         for protocol, figures in result["protocols"].items():
             print(
                 f"{protocol:<10} {figures['instructions_per_turn'] / 1e6:>15.3f} M "
-                f"{figures['ratio_to_run_sse']:>7.3f}"
+                f"{figures['ratio_to_run_sse']:>7.3f} "
+                f"{figures['client_instructions_per_turn'] / 1e6:>10.3f} M"
             )
         return 0
     if args.in_process:

@@ -191,7 +191,13 @@ def test_metrics_info_lists_what_eventide_scores(client: httpx.Client) -> None:
             422,
             "valid list",
         ),
-        ("post", "/eval-sets", {"wrong": {}}, 422, "missing field 'eval_set'"),
+        (
+            "post",
+            "/eval-sets",
+            {"wrong": {}},
+            422,
+            "Unknown key 'wrong'; the body's keys are evalSet",
+        ),
         (
             "post",
             "/eval-sets/kept/run",

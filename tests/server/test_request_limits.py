@@ -204,3 +204,88 @@ def test_unknown_fields_are_a_422_naming_them(client: httpx.Client, session_id: 
     camel = client.post(f"{BASE}/{session_id}/fork", json={"newSessionId": "forked-1"})
     snake = client.post(f"{BASE}/{session_id}/fork", json={"new_session_id": "forked-2"})
     assert (camel.status_code, snake.status_code) == (200, 200)
+
+
+def test_eval_bodies_are_strict_in_both_spellings(client: httpx.Client, session_id: str) -> None:
+    """The eval routes hold their bodies to the same rule as the others (issue 33): an
+    unknown key at any depth or a value of the wrong type is a 422 naming it, and nothing
+    is stored; camelCase and snake_case both work, google-adk's own fields included."""
+    dev = f"/dev/apps/{APP}"
+    refused = {
+        "typo at the top": {"evalSett": {"evalSetId": "a"}},
+        "typo in the set": {"evalSet": {"evalSetId": "a", "evalCasez": []}},
+        "typo in a case": {"evalSet": {"evalSetId": "a", "evalCases": [{"evalId": "c", "x": 1}]}},
+        "typo in a turn": {
+            "eval_set": {
+                "eval_set_id": "a",
+                "eval_cases": [
+                    {
+                        "eval_id": "c",
+                        "conversation": [{"user_content": {"parts": []}, "finalRespons": None}],
+                    }
+                ],
+            }
+        },
+        "wrong type of id": {"evalSet": {"evalSetId": 5}},
+        "wrong type of cases": {"evalSet": {"evalSetId": "a", "evalCases": "none"}},
+        "wrong type of time": {"evalSet": {"evalSetId": "a", "creationTimestamp": "today"}},
+    }
+    for why, body in refused.items():
+        answer = client.post(f"{dev}/eval-sets", json=body)
+        assert answer.status_code == 422, (why, answer.text)
+    typo = client.post(f"{dev}/eval-sets", json={"evalSett": {"evalSetId": "a"}})
+    assert "Unknown key 'evalSett' (did you mean 'evalSet'?)" in _messages(typo)
+    deep = client.post(f"{dev}/eval-sets", json=refused["typo in a turn"])
+    assert "evalSet.evalCases.0.conversation.0: unknown field 'finalRespons'" in _messages(deep)
+    assert client.get(f"{dev}/eval-sets").json() == {"evalSetIds": []}
+
+    # Both spellings, and google-adk's fields Eventide does not use, are accepted.
+    snake = {"eval_set": {"eval_set_id": "snake_set", "eval_cases": []}}
+    adk_case = {
+        "evalId": "c1",
+        "rubrics": [],
+        "sessionInput": {"appName": APP, "userId": USER, "sessionId": "s", "state": {}},
+        "conversation": [{"userContent": {"role": "user", "parts": [{"text": "hi"}]}}],
+    }
+    camel = {"evalSet": {"evalSetId": "camel_set", "evalCases": [adk_case]}}
+    assert client.post(f"{dev}/eval-sets", json=snake).status_code == 200
+    assert client.post(f"{dev}/eval-sets", json=camel).status_code == 200, "camel"
+    listed = client.get(f"{dev}/eval-sets").json()["evalSetIds"]
+    assert sorted(listed) == ["camel_set", "snake_set"]
+
+    case_path = f"{dev}/eval-sets/camel_set/eval-cases/c1"
+    bad_case = client.put(case_path, json={**adk_case, "conversaton": []})
+    assert bad_case.status_code == 422 and "conversaton" in bad_case.text
+    wrong_case = client.put(case_path, json={**adk_case, "conversation": "x"})
+    assert wrong_case.status_code == 422
+    assert client.get(case_path).json()["conversation"][0]["userContent"]["parts"] == [
+        {"text": "hi"}
+    ]
+    # What GET answers, sent back as it is (google-adk's UI edits a case this way).
+    assert client.put(case_path, json=client.get(case_path).json()).status_code == 200
+
+    add = f"{dev}/eval-sets/snake_set/add-session"
+    typo_add = client.post(add, json={"evalId": "e", "sessionId": session_id, "usrId": USER})
+    assert typo_add.status_code == 422
+    assert "'usrId' (did you mean 'userId'?)" in _messages(typo_add)
+    wrong_add = client.post(add, json={"evalId": "e", "sessionId": session_id, "userId": 7})
+    assert wrong_add.status_code == 422
+    assert client.get(f"{dev}/eval_sets/snake_set/evals").json() == []
+    for body in (
+        {"evalId": "e1", "sessionId": session_id, "userId": USER},
+        {"eval_id": "e2", "session_id": session_id, "user_id": USER},
+    ):
+        assert client.post(add, json=body).status_code == 200, body
+    assert client.get(f"{dev}/eval_sets/snake_set/evals").json() == ["e1", "e2"]
+
+    run = f"{dev}/eval-sets/snake_set/run"
+    metric = {"metricName": "response_match_score", "threshold": 0.5}
+    for body in (
+        {"evalMetrics": [metric], "evalCaseIdz": ["e1"]},
+        {"evalMetrics": [{**metric, "treshold": 0.5}]},
+        {"evalMetrics": [{**metric, "threshold": "high"}]},
+    ):
+        answer = client.post(run, json=body)
+        assert answer.status_code == 422, (body, answer.text)
+    assert client.get(f"{dev}/eval-results").json() == {"evalResultIds": []}
+    _unchanged(client, session_id)

@@ -22,7 +22,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from eventide.apps.demo_model import prepare_models
-from eventide.apps.loader import load_app, resolve_app
+from eventide.apps.loader import resolve_app
+from eventide.cli.adk_apps import load_any_app
 from eventide.errors import UsageError
 from eventide.evaluation.eval_set import (
     EvalCaseResult,
@@ -79,7 +80,7 @@ def run_eval_command(options: EvalOptions, console: Console) -> bool:
         UsageError: the app, the eval set, a metric or the config is wrong (exit code 2).
     """
     source = resolve_app(options.app)
-    app = load_app(options.app)
+    app = load_any_app(options.app).app
     eval_set, case_ids, set_path = _find_eval_set(options.eval_set, source.folder)
     metrics = _metrics(options, set_path)
     try:

@@ -37,8 +37,9 @@ def run_mcp_server(
             "eventide mcp-server needs the mcp extra: pip install 'eventide[mcp]'."
         ) from exc
     from eventide.apps.demo_model import HOW_TO_CONFIGURE, prepare_models
-    from eventide.apps.loader import discover_apps, load_app
+    from eventide.apps.loader import discover_apps
     from eventide.apps.services import build_services
+    from eventide.cli.adk_apps import load_any_app
 
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     folders = discover_apps(apps_dir)
@@ -47,7 +48,7 @@ def run_mcp_server(
     demo: list[str] = []
     for name, folder in folders.items():
         try:
-            app = load_app(folder)
+            app = load_any_app(folder).app
         except EventideError as exc:
             errors.print(Text(f"App {name!r} will not load: {exc}", style="yellow"))
             continue

@@ -17,9 +17,10 @@ from rich.text import Text
 from eventide import types
 from eventide.apps.app import App
 from eventide.apps.demo_model import ModelSetup, prepare_models
-from eventide.apps.loader import load_app, resolve_app
+from eventide.apps.loader import resolve_app
 from eventide.apps.prepare_ahead import prepare_models_ahead
 from eventide.apps.services import Services, build_services
+from eventide.cli.adk_apps import load_any_app
 from eventide.cli.event_printer import EventPrinter
 from eventide.errors import EventideError, UsageError
 from eventide.plugins.base_plugin import BasePlugin
@@ -72,7 +73,7 @@ def run_app(options: RunOptions, console: Console, errors: Console) -> int:
     if options.rewind_to is not None and options.session_id is None:
         raise UsageError("--rewind-to needs --session: the session to rewind.")
     source = resolve_app(options.app)
-    app = load_app(options.app)
+    app = load_any_app(options.app).app
     setup = prepare_models(app.root_agent)
     try:
         setup.check_model_names()

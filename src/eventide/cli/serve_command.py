@@ -102,8 +102,9 @@ def build_server(
     allowed_hosts: tuple[str, ...] = (),
 ) -> tuple[Any, dict[str, Any]]:
     from eventide.apps.demo_model import prepare_models
-    from eventide.apps.loader import discover_apps, load_app
+    from eventide.apps.loader import discover_apps
     from eventide.apps.services import build_services
+    from eventide.cli.adk_apps import load_any_app
     from eventide.errors import EventideError
     from eventide.plugins.tracing_plugin import TracingPlugin, configure_tracing
     from eventide.server.api_server import create_app
@@ -118,13 +119,17 @@ def build_server(
     # to load is left to the server, which reports the error on use.
     apps: dict[str, Any] = {}
     demo: list[str] = []
+    mapped: list[str] = []
     broken: list[str] = []
     for name, folder in folders.items():
         try:
-            app = load_app(folder)
+            loaded = load_any_app(folder)
         except EventideError as exc:
             broken.append(f"App {name!r} will not load: {exc}")
             continue
+        app = loaded.app
+        if loaded.written_for_adk:
+            mapped.append(name)
         setup = prepare_models(app.root_agent)
         if setup.uses_demo_model:
             demo.append(name)
@@ -139,6 +144,14 @@ def build_server(
             Text(
                 f"Using the offline demo model for {', '.join(demo)}: {HOW_TO_CONFIGURE}.",
                 style="bold yellow",
+            )
+        )
+    if mapped:
+        console.print(
+            Text(
+                f"Written for google-adk, served on Eventide: {', '.join(mapped)} (their "
+                "google.adk imports mapped in memory; `eventide migrate FOLDER` rewrites them).",
+                style="dim",
             )
         )
     for message in broken:

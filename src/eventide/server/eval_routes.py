@@ -8,14 +8,21 @@ camelCase as google-adk sends them (the created eval set is snake_case, as googl
 answers it); requests may use either case. Bad input gets a 4xx whose message says what to
 fix, and nothing is stored: every eval set and metric is checked before anything is
 written or run.
+
+Request bodies are strict, as on the other routes: a key no route field and no google-adk
+field of that record has is a 422 naming it (the stored files stay open to unknown fields,
+so that files written by newer tools round-trip), and a value of the wrong type is a 422.
+A metric's ``criterion`` keeps any key: google-adk's criteria are a family whose members
+add their own settings.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import time
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import BaseModel, ValidationError
@@ -26,6 +33,7 @@ from eventide.evaluation.eval_set import (
     EvalMetric,
     EvalSet,
     EvalSetResult,
+    Invocation,
     SessionInput,
     check_eval_set_id,
     from_either_case,
@@ -101,6 +109,73 @@ def _field(data: JsonValue, name: str) -> Any:
     return data[name]
 
 
+# The fields google-adk's records have besides Eventide's: accepted in request bodies (and
+# kept), so that a case google-adk wrote, read back and sent again is not refused.
+_ADK_ONLY: dict[type[BaseModel], frozenset[str]] = {
+    EvalSet: frozenset(),
+    EvalCase: frozenset({"conversation_scenario", "rubrics"}),
+    Invocation: frozenset(
+        {"duration", "model_duration", "tool_duration", "rubrics", "app_details"}
+    ),
+    SessionInput: frozenset({"session_id"}),
+    EvalMetric: frozenset(),
+}
+
+
+def _only(body: Any, known: tuple[str, ...], where: str) -> dict[str, Any]:
+    """``body`` (snake_case keys) as a JSON object with no key but ``known``: else a 422
+    naming the unknown keys, as the other routes answer a typo."""
+    if not isinstance(body, dict):
+        raise _unprocessable(["body"], f"the body must be a JSON object ({where})")
+    data = cast("dict[str, Any]", body)
+    unknown = sorted(data.keys() - set(known))
+    if unknown:
+        raise _unprocessable(["body", unknown[0]], _unknown_keys(unknown, known))
+    return data
+
+
+def _unknown_keys(unknown: list[str], known: tuple[str, ...]) -> str:
+    spelled = [_camel_name(name) for name in known]
+    named: list[str] = []
+    for key in unknown:
+        close = difflib.get_close_matches(_camel_name(key), spelled, n=1, cutoff=0.6)
+        named.append(f"{_camel_name(key)!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    plural = "s" if len(unknown) > 1 else ""
+    return f"Unknown key{plural} {', '.join(named)}; the body's keys are {', '.join(spelled)}."
+
+
+def _camel_name(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def _strict(record: _M, where: list[str | int]) -> _M:
+    """``record``, validated from a request, with no field its model and google-adk's lack
+    (at any depth): else a 422 naming the first one and where it is."""
+    for location, extra in _unknown_fields(record, where):
+        path = ".".join(str(p) for p in location[1:])
+        raise _unprocessable([*location, extra], f"{path}: unknown field {_camel_name(extra)!r}")
+    return record
+
+
+def _unknown_fields(record: BaseModel, where: list[str | int]) -> list[tuple[list[str | int], str]]:
+    allowed = _ADK_ONLY.get(type(record), frozenset())
+    found = [(where, key) for key in record.model_extra or {} if key not in allowed]
+    for name in type(record).model_fields:
+        value: object = getattr(record, name)
+        items: list[tuple[int | None, object]] = (
+            list(enumerate(cast("list[object]", value)))
+            if isinstance(value, list)
+            else [(None, value)]
+        )
+        for index, item in items:
+            # A metric's criterion is not walked: an open family (the module docstring).
+            if isinstance(item, BaseModel) and type(item) in _ADK_ONLY:
+                at = [*where, _camel_name(name), *([] if index is None else [index])]
+                found += _unknown_fields(item, at)
+    return found
+
+
 class _Evals:
     """Per-app eval stores and the route handlers' shared steps."""
 
@@ -153,6 +228,7 @@ class _Evals:
             raise HTTPException(400, detail=f"Eval set {exc}.") from exc
 
     async def add_session(self, app_name: str, eval_set_id: str, body: Any) -> None:
+        _only(body, ("eval_id", "session_id", "user_id"), "evalId, sessionId and userId")
         eval_id = _field(body, "eval_id")
         session_id = _field(body, "session_id")
         user_id = _field(body, "user_id")
@@ -187,7 +263,7 @@ class _Evals:
     async def update_case(
         self, app_name: str, eval_set_id: str, eval_case_id: str, body: Any
     ) -> None:
-        case = _validate(EvalCase, body, "eval case")
+        case = _strict(_validate(EvalCase, body, "eval case"), ["body"])
         if case.eval_id != eval_case_id:
             raise HTTPException(
                 400,
@@ -212,12 +288,16 @@ class _Evals:
         await self.store(app_name).replace_eval_set(eval_set)
 
     async def run(self, app_name: str, eval_set_id: str, body: JsonValue) -> EvalSetResult:
-        if not isinstance(body, dict):
+        _only(body, ("eval_metrics", "eval_case_ids", "eval_ids"), "with evalMetrics")
+        if not isinstance(body, dict):  # _only said so; narrows the type
             raise _unprocessable(["body"], "the body must be a JSON object with evalMetrics")
         metrics_data: JsonValue = _field(body, "eval_metrics")
         if not isinstance(metrics_data, list):
             raise _unprocessable(["body", "eval_metrics"], "evalMetrics must be a list")
-        metrics = [_validate(EvalMetric, m, "eval metric") for m in metrics_data]
+        metrics = [
+            _strict(_validate(EvalMetric, m, "eval metric"), ["body", "evalMetrics", index])
+            for index, m in enumerate(metrics_data)
+        ]
         requested = body.get("eval_case_ids") or body.get("eval_ids") or []
         if not isinstance(requested, list) or not all(isinstance(c, str) for c in requested):
             raise _unprocessable(["body", "eval_case_ids"], "evalCaseIds must be strings")
@@ -284,8 +364,9 @@ def add_eval_routes(api: FastAPI, registry: AppRegistry) -> None:
     @api.post(_APP + "/eval-sets", tags=_TAGS, summary="Create an eval set")
     async def create_eval_set(app_name: str, request: Request) -> Response:
         """Body ``{"evalSet": {"eval_set_id": ..., "eval_cases": [...]}}``."""
-        data = _field(await _body(request), "eval_set")
-        eval_set = _validate(EvalSet, data, "evalSet")
+        body = _only(await _body(request), ("eval_set",), 'as {"evalSet": {...}}')
+        data = _field(body, "eval_set")
+        eval_set = _strict(_validate(EvalSet, data, "evalSet"), ["body", "evalSet"])
         created = await evals.create(app_name, eval_set)
         return _json(created.model_dump(mode="json", exclude_none=True))
 
