@@ -11,7 +11,9 @@ with a gate file, see :func:`relay_app`). It prints ``ready`` once it dequeues, 
 cleanly on SIGTERM.
 
 ``DURABLE_LIVENESS_INTERVAL`` sets the seconds between its looks for dead workers' invocations
-(0.5 by default). With ``DURABLE_RECOVERY_GATE`` set to a path, the worker looks for dead workers'
+(0.5 by default). With ``DURABLE_HOLD_START`` set, it prints ``loaded`` once imported and
+starts only when a line arrives on its stdin (a spare a test starts at once). With
+``DURABLE_RECOVERY_GATE`` set to a path, the worker looks for dead workers'
 invocations only once that file exists: a test decides when recovery may happen.
 """
 
@@ -177,6 +179,9 @@ def main(
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if os.environ.get("DURABLE_HOLD_START"):
+        print("loaded", flush=True)
+        sys.stdin.readline()  # a spare: imported, it starts when the test says so
     worker.start()
     print("ready", flush=True)
     stop.wait()
