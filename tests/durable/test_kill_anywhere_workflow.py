@@ -56,19 +56,19 @@ async def _uninterrupted(ledger: Path) -> list[Event]:
     """The session's events after the turns ran in one process, with no kill."""
     service = InMemorySessionService()
     runner = Runner(app=build_app(ledger), session_service=service)
-    session = await service.create_session(app_name=APP_NAME, user_id="u")
+    session_id = (await service.create_session(app_name=APP_NAME, user_id="u")).id
     for turn in range(TURNS):
         for _ in range(2):
             session = await service.get_session(
-                app_name=APP_NAME, user_id="u", session_id=session.id
+                app_name=APP_NAME, user_id="u", session_id=session_id
             )
             assert session is not None
             message = _messages(turn, session.events)
             async for _event in runner.run_async(
-                user_id="u", session_id=session.id, new_message=message
+                user_id="u", session_id=session_id, new_message=message
             ):
                 pass
-    final = await service.get_session(app_name=APP_NAME, user_id="u", session_id=session.id)
+    final = await service.get_session(app_name=APP_NAME, user_id="u", session_id=session_id)
     assert final is not None
     await runner.close()
     return final.events
@@ -109,8 +109,9 @@ def _summary(events: list[Event]) -> str:
 
 
 def _diff(want: object, got: object) -> str:
-    lines = [pprint.pformat(x, width=200).splitlines() for x in (want, got)]
-    return "\n".join(difflib.unified_diff(*lines, "uninterrupted", "killed", lineterm=""))
+    before = pprint.pformat(want, width=200).splitlines()
+    after = pprint.pformat(got, width=200).splitlines()
+    return "\n".join(difflib.unified_diff(before, after, "uninterrupted", "killed", lineterm=""))
 
 
 def _starts(lines: list[str]) -> Counter[str]:
