@@ -1,15 +1,19 @@
 """A DBOS worker process for the tests: ``python -m tests.durable.dbos_worker EXECUTOR_ID
 DATABASE_URL [WORKER_CONCURRENCY [CONCURRENCY]]`` (per worker, and across all workers).
 
-It runs five apps from one PostgreSQL database (DBOS's tables and the sessions): ``durable_app``
+It runs six apps from one PostgreSQL database (DBOS's tables and the sessions): ``durable_app``
 (``tests/durable/durable_app.py``, with the kill point of ``DURABLE_KILL_AT``), ``paused_app``
 (``tests/durable/paused_app.py``, the same kill points), ``quick`` (one tool call, then an
-answer; every tool call logged to the ledger), ``slow`` (one tool call that takes 0.3 s, its
+answer; every tool call logged to the ledger), ``wf_kill`` (the graph workflow of
+``tests/durable/workflow_kill_app.py``), ``slow`` (one tool call that takes 0.3 s, its
 start and end logged with the time) and ``relay`` (one tool call that a test can hold running
 with a gate file, see :func:`relay_app`). It prints ``ready`` once it dequeues, and stops
 cleanly on SIGTERM.
 
-With ``DURABLE_RECOVERY_GATE`` set to a path, the worker looks for dead workers'
+``DURABLE_LIVENESS_INTERVAL`` sets the seconds between its looks for dead workers' invocations
+(0.5 by default). With ``DURABLE_HOLD_START`` set, it prints ``loaded`` once imported and
+starts only when a line arrives on its stdin (a spare a test starts at once). With
+``DURABLE_RECOVERY_GATE`` set to a path, the worker looks for dead workers'
 invocations only once that file exists: a test decides when recovery may happen.
 """
 
@@ -33,6 +37,8 @@ from eventide.sessions import SqlSessionService
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from tests.durable.durable_app import Probe, build_app
 from tests.durable.paused_app import build_app as build_paused_app
+from tests.durable.workflow_kill_app import APP_NAME as WORKFLOW_APP
+from tests.durable.workflow_kill_app import build_app as build_workflow_app
 
 
 def quick_app(probe: Probe) -> App:
@@ -153,6 +159,8 @@ def main(
         apps = {"durable_app": build_app, "paused_app": build_paused_app, "slow": slow_app}
         if app_name == "relay":
             app = relay_app(probe, Path(gates) if gates else None)
+        elif app_name == WORKFLOW_APP:
+            app = build_workflow_app(probe.ledger)
         else:
             app = apps.get(app_name, quick_app)(probe)
         sessions = SqlSessionService(
@@ -167,10 +175,13 @@ def main(
         executor_id=executor_id,
         worker_concurrency=int(worker_concurrency) if worker_concurrency else None,
         concurrency=int(concurrency) if concurrency else None,
-        liveness_interval=0.5,
+        liveness_interval=float(os.environ.get("DURABLE_LIVENESS_INTERVAL") or 0.5),
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    if os.environ.get("DURABLE_HOLD_START"):
+        print("loaded", flush=True)
+        sys.stdin.readline()  # a spare: imported, it starts when the test says so
     worker.start()
     print("ready", flush=True)
     stop.wait()

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from eventide import types
 from eventide.agents.base_agent import BaseAgent
 from eventide.errors import InvocationNotFoundError, ResumeError
+from eventide.events import Event
 from eventide.runtime.markers import (
     ANSWERED,
     ENDED,
@@ -165,7 +166,9 @@ def plan_resume(root: BaseAgent, session: Session, invocation_id: str | None) ->
             invocation_id=invocation_id,
         )
     for event in events:
-        if event.author != "user" and root.find_agent(event.author) is None:
+        # A workflow's node (an agent node's agent, a dynamic child) is found by the
+        # workflow, from its node path: the tree of agents does not list it.
+        if event.author != "user" and root.find_agent(_agent_of(event)) is None:
             raise ResumeError(
                 f"Invocation {invocation_id!r} was run by agent {event.author!r}, which is "
                 f"not in the agent tree of {root.name!r} now (renamed or removed since). "
@@ -176,9 +179,18 @@ def plan_resume(root: BaseAgent, session: Session, invocation_id: str | None) ->
     user_content = next(
         (e.content for e in events if e.author == "user" and e.content is not None), None
     )
-    first_agent = next((e.author for e in events if e.author != "user"), None)
+    first_agent = next((_agent_of(e) for e in events if e.author != "user"), None)
     start_agent = root.find_agent(first_agent) if first_agent is not None else None
     return ResumePlan(invocation_id, ResumeScope(events), user_content, start_agent)
+
+
+def _agent_of(event: Event) -> str:
+    """The agent of the tree that committed ``event``: its author, or for an event of a
+    workflow's node, the workflow at the root of its node path (``wf@1/writer@1``: ``wf``)."""
+    path = event.node_info.path
+    if path:
+        return path.split("/", 1)[0].rsplit("@", 1)[0]
+    return event.author
 
 
 def unfinished_invocation(session: Session) -> str | None:

@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, Any
 from eventide import types
 from eventide.agents.base_agent import BaseAgent
 from eventide.events import Event
+from eventide.protocol import USER_AUTHOR
+from eventide.runtime.replay import ResumeScope
 from eventide.workflow.base_node import BaseNode
 from eventide.workflow.node_data import content_text, to_plain
+from eventide.workflow.replay import RunLog
 
 if TYPE_CHECKING:
     from eventide.node_context import Context
@@ -45,15 +48,24 @@ class AgentNode(BaseNode):
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         agent = self.agent
         invocation = ctx.get_invocation_context()
+        committed = _in_flight(ctx) if invocation.resumable and not ctx.resume_inputs else []
+        if committed:
+            # The node was running when the invocation stopped: its agent continues from
+            # its own committed events (the replay index every agent resumes with), so a
+            # committed model response is not requested again and its calls keep their ids.
+            invocation = invocation.for_agent(invocation.agent)
+            invocation.resume = ResumeScope(committed)
         if (
             _is_llm_agent(agent)
             and node_input is not None
             and node_input is not invocation.user_content
             and not ctx.resume_inputs
+            and not any(e.author == USER_AUTHOR for e in committed)
         ):
-            yield Event(author="user", content=_as_user_message(node_input))
-        agent_ctx = invocation.for_agent(agent)
-        events = agent.run_async(agent_ctx)
+            yield Event(author=USER_AUTHOR, content=_as_user_message(node_input))
+        # Run from the workflow's context, not one made for the agent: the agent is not the
+        # one the Runner started, so its answer must not carry the invocation's end marker.
+        events = agent.run_async(invocation)
         try:
             async for event in events:
                 if not event.author:
@@ -70,6 +82,13 @@ class AgentNode(BaseNode):
                 yield event
         finally:
             await events.aclose()
+
+
+def _in_flight(ctx: Context) -> list[Event]:
+    """The events this node run committed before the invocation stopped (none: it starts)."""
+    log = getattr(ctx.node_runtime, "log", None)
+    record = log.record(ctx.node_path) if isinstance(log, RunLog) else None
+    return record.events if record is not None else []
 
 
 def _is_llm_agent(agent: Any) -> bool:
