@@ -78,9 +78,15 @@ class _Accepting(EventideModel):
     __hash__ = None  # type: ignore[assignment]  # mutable records, as in pydantic
 
 
+# Eventide's records google-genai names otherwise (its name for the same record).
+_GENAI_NAMES = {"UsageMetadata": "GenerateContentResponseUsageMetadata"}
+
+
 def _is_genai(value: object, name: str) -> bool:
     cls = type(value)
-    return cls.__name__ == name and cls.__module__.startswith("google.genai")
+    return (cls.__name__ == name or cls.__name__ == _GENAI_NAMES.get(name)) and (
+        cls.__module__.startswith("google.genai")
+    )
 
 
 class FunctionCall(_Accepting):

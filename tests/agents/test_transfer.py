@@ -23,10 +23,12 @@ from eventide import (
     RunConfig,
     Runner,
     StreamingMode,
+    ToolContext,
     types,
 )
 from eventide.errors import LlmCallsLimitExceededError
 from eventide.testing import ScriptedModel, text_response, tool_call_response
+from tests.agents.llm_helpers import start, turn
 from tests.agents.multi_agent_helpers import (
     declaration,
     new_session,
@@ -508,7 +510,6 @@ async def test_transfer_set_by_a_tool_to_an_unknown_agent_raises() -> None:
     """Issue 12 (errors have one home; spec "Events", control-flow signals): a tool that sets
     ``actions.transfer_to_agent`` to a name no agent of the tree has ends the invocation with
     AgentNotFoundError naming it, and what was committed before stays committed."""
-    from eventide import ToolContext
     from eventide.errors import AgentNotFoundError
 
     def hand_over(tool_context: ToolContext) -> str:
@@ -523,3 +524,32 @@ async def test_transfer_set_by_a_tool_to_an_unknown_agent_raises() -> None:
         await run_turn(runner, sid, "hi")
     assert info.value.agent_name == "nowhere"
     assert [e.author for e in await stored_events(runner, sid)] == ["user", "solo", "solo"]
+
+
+async def test_an_agents_own_transfer_tool_stands_in_for_the_flows() -> None:
+    """google-adk 2.13: an agent that has its own ``transfer_to_agent`` tool gets that one
+    called (and declared once); its ``actions.transfer_to_agent`` hands over as the flow's
+    tool does. Before, Eventide declared the name twice and ran its own tool instead."""
+    called: list[str] = []
+
+    async def transfer_to_agent(agent_name: str, tool_context: ToolContext) -> None:
+        """Hand the conversation to another agent."""
+        called.append(agent_name)
+        tool_context.actions.transfer_to_agent = agent_name
+
+    root_model = ScriptedModel(
+        responses=[tool_call_response(("transfer_to_agent", {"agent_name": "helper"}))]
+    )
+    helper = LlmAgent(name="helper", model=ScriptedModel(responses=["helper here"]))
+    root = LlmAgent(name="root", model=root_model, tools=[transfer_to_agent], sub_agents=[helper])
+    runner, sid = await start(root)
+    events = await turn(runner, sid)
+    assert called == ["helper"]
+    declared = [
+        d.name
+        for tool in root_model.requests[0].config.tools or ()
+        for d in tool.function_declarations or ()
+    ]
+    assert declared.count("transfer_to_agent") == 1
+    assert events[1].actions.transfer_to_agent == "helper"
+    assert (events[-1].author, events[-1].text) == ("helper", "helper here")

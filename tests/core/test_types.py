@@ -70,3 +70,17 @@ def test_camel_case_front_end_json_is_accepted() -> None:
     content = types.Content.model_validate(data)
     assert content.parts is not None
     assert content.parts[0].function_call == types.FunctionCall(name="f", args={"someArg": 1})
+
+
+def test_usage_metadata_equals_google_genais_record_of_the_same_counts() -> None:
+    """google-genai calls the record ``GenerateContentResponseUsageMetadata``: an Eventide
+    ``UsageMetadata`` equals one with the same counts (as Eventide's ``Content`` equals
+    google-genai's), so code comparing what a model reported keeps working; before, the
+    different class name made them unequal."""
+    from google.genai import types as genai_types
+
+    ours = types.UsageMetadata(prompt_token_count=10, candidates_token_count=5)
+    assert ours == genai_types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=10, candidates_token_count=5
+    )
+    assert ours != genai_types.GenerateContentResponseUsageMetadata(prompt_token_count=11)

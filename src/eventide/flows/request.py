@@ -17,7 +17,7 @@ from eventide.flows.transfer import TransferToAgentTool, transfer_instruction
 from eventide.models.llm_request import LlmRequest
 from eventide.output_schemas import json_schema
 from eventide.plugins.base_plugin import BEFORE_MODEL, ON_MODEL_ERROR
-from eventide.protocol import SET_MODEL_RESPONSE
+from eventide.protocol import SET_MODEL_RESPONSE, TRANSFER_TO_AGENT
 from eventide.tools.base_tool import BaseTool
 from eventide.tools.client_tool import ClientTool
 from eventide.tools.set_model_response_tool import SetModelResponseTool
@@ -72,7 +72,9 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     if inserted:
         _insert_turn_instructions(request.contents, "\n\n".join(d for d in dynamic if d))
 
-    if agent.transfer_targets:
+    if agent.transfer_targets and not any(t.name == TRANSFER_TO_AGENT for t in tools):
+        # An agent's own `transfer_to_agent` tool stands in for the flow's (as google-adk's
+        # does), rather than being declared to the model twice.
         tools.append(TransferToAgentTool([t.name for t in agent.transfer_targets]))
     declared = ctx.run_config.client_tools
     if declared:
