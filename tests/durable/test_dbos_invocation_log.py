@@ -234,6 +234,48 @@ async def test_answers_to_a_paused_invocation_are_tagged_with_their_workflow(
     assert ended[-1].invocation_id == "e-again" and ended[-1].error_code == INTERRUPTED
 
 
+async def test_the_paused_workflow_run_again_leaves_the_invocation_to_its_answer(
+    tmp_path: Path,
+) -> None:
+    """Issue 31 (found by the workflow kill-anywhere test): the worker running invocation A
+    dies after A paused, before DBOS recorded A's workflow as done; the answer's workflow
+    continues A, and its own worker dies half way. A's workflow, recovered now, finds its
+    part of the log ended at the pause and commits nothing (before, it read the answer's
+    events as its own and resumed A a second time, beside the answer's workflow, which
+    then finished A twice); the answer's workflow, recovered, finishes A once."""
+    probe = Probe(tmp_path / "ledger")
+    sessions = InMemorySessionService()
+    runner = Runner(app=build_paused_app(probe), session_service=sessions)
+    session_id = (await sessions.create_session(app_name="paused_app", user_id="u")).id
+
+    async def log() -> list[Event]:
+        session = await sessions.get_session(
+            app_name="paused_app", user_id="u", session_id=session_id
+        )
+        assert session is not None
+        return session.events
+
+    async def workflow(workflow_id: str, message: str | types.Content) -> int:
+        wire = message if isinstance(message, str) else message.model_dump(exclude_none=True)
+        return await _run_or_resume(runner, "u", session_id, wire, workflow_id, None, False)
+
+    await workflow("e-go", "go")
+    approval = answer_for("approve", await log())
+    probe.raise_at = "after_approval_committed"
+    with pytest.raises(Exception, match="after_approval_committed"):
+        await workflow("e-approve", approval)
+    count = len(await log())
+    assert await workflow("e-go", "go") == 0
+    assert len(await log()) == count
+    assert invocation_mark(workflow_events(await log(), "e-go")[-1]) == ENDED
+    assert await workflow("e-approve", approval) > 0
+    confirmation = answer_for("confirm", await log())
+    assert await workflow("e-confirm", confirmation) > 0
+    events = await log()
+    assert [invocation_mark(e) for e in events].count(FINISHED) == 1
+    assert invocation_mark(workflow_events(events, "e-confirm")[-1]) == FINISHED
+
+
 def test_only_a_message_with_function_responses_is_tagged() -> None:
     """A message without function responses cannot answer a paused invocation: its events
     carry the workflow's own id and need no tag."""

@@ -226,7 +226,7 @@ async def test_a_workflow_sigkilled_at_random_moments_on_dbos_workers_finishes_e
     assert len(enqueued) == 2 * TURNS
     for invocation_id in dict.fromkeys(e.invocation_id for e in events if e.invocation_id):
         marks = [invocation_mark(e) for e in events if e.invocation_id == invocation_id]
-        assert marks.count(FINISHED) == 1, (invocation_id, marks)
+        assert marks.count(FINISHED) == 1, _summary(events)
     assert _outputs(events) == _outputs(expected)
     got, want = _normalized(events), _normalized(expected)
     assert got == want, _diff(want, got)

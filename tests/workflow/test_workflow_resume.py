@@ -267,3 +267,60 @@ async def test_a_credential_request_inside_an_agent_node_pauses_the_workflow() -
         ("wf@1/forecaster@1", "18 in Paris."),
         ("wf@1/report@1", "report: 18 in Paris."),
     ]
+
+
+async def test_a_paused_workflow_ends_its_invocation_and_the_answer_continues_it() -> None:
+    """A resumable app: a workflow that pauses for the user ends its invocation (``ended``,
+    so a ``SequentialAgent`` around it stops there too), and the answer is committed in that
+    invocation and continues it (the agents' resume model; google-adk 2.13 also keeps the
+    answer in the paused invocation): the workflow's last node, then the next step, run."""
+    from collections.abc import AsyncGenerator
+
+    from eventide import (
+        App,
+        BaseAgent,
+        InvocationContext,
+        ResumabilityConfig,
+        Runner,
+        SequentialAgent,
+    )
+    from eventide.runtime.markers import ANSWERED, ENDED, FINISHED, invocation_mark
+
+    class Closer(BaseAgent):
+        async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+            yield Event(author=self.name, content=types.Content(parts=[types.Part(text="closed")]))
+
+    async def ask(node_input: Any) -> Any:
+        yield RequestInput(interrupt_id="q", message="?")
+
+    def after(node_input: Any) -> dict[str, Any]:
+        return {"got": node_input}
+
+    workflow = Workflow(name="wf", edges=[("START", ask, after)])
+    root = SequentialAgent(name="seq", sub_agents=[workflow, Closer(name="closer")])
+    app = App(
+        name="app", root_agent=root, resumability_config=ResumabilityConfig(is_resumable=True)
+    )
+    runner = Runner(app=app, session_service=InMemoryRunner(root).session_service)
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    first = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="go")
+    ]
+    assert not [e for e in first if e.text == "closed"]
+    assert [invocation_mark(e) for e in first if invocation_mark(e)] == [ENDED]
+    second = [
+        e
+        async for e in runner.run_async(
+            user_id="u", session_id=session.id, new_message=answer("q", "yes")
+        )
+    ]
+    assert {e.invocation_id for e in second} == {first[0].invocation_id}
+    assert outputs(second) == [("wf@1/after@1", {"got": "yes"})]
+    assert [e.text for e in second if e.text] == ["closed"]
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored is not None
+    assert {e.invocation_id for e in stored.events} == {first[0].invocation_id}
+    marks = [invocation_mark(e) for e in stored.events if invocation_mark(e)]
+    assert marks == ["started", ENDED, ANSWERED, FINISHED]

@@ -51,14 +51,29 @@ def workflow_tag(workflow_id: str, message: types.Content | str | None) -> dict[
 
 def workflow_events(events: list[Event], workflow_id: str) -> list[Event]:
     """The workflow's part of a session's events: from its first committed event on, every
-    event of the invocation that event belongs to (empty: it committed nothing yet)."""
+    event of the invocation that event belongs to, up to the answer another workflow
+    committed in it (empty: it committed nothing yet).
+
+    A paused invocation's part ends at its pause: when the answer's workflow continues the
+    invocation, what follows is that workflow's. So the paused one, recovered after its
+    worker died between the pause and DBOS recording its end, finds its part ``ended`` and
+    stops, rather than resuming the invocation a second time beside the answer's workflow.
+    """
     for position, event in enumerate(events):
         metadata = event.custom_metadata
         if event.invocation_id == workflow_id or (
             metadata is not None and metadata.get(WORKFLOW_KEY) == workflow_id
         ):
             invocation_id = event.invocation_id
-            return [e for e in events[position:] if e.invocation_id == invocation_id]
+            part = [event]
+            for later in events[position + 1 :]:
+                if later.invocation_id != invocation_id:
+                    continue
+                tag = later.custom_metadata.get(WORKFLOW_KEY) if later.custom_metadata else None
+                if tag is not None and tag != workflow_id:
+                    break  # another workflow's answer: the invocation is its from here
+                part.append(later)
+            return part
     return []
 
 

@@ -118,7 +118,10 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
             try:
                 await self._run_graph(root, node_input, runner)
             except NodeInterrupted:
-                pass  # paused for the user: the answer continues the run
+                # Paused for the user: the invocation ends here, as an agent's pause ends it
+                # (enclosing agents stop too; a resumable app marks it ended), and the
+                # answer continues the run from the log.
+                ctx.end_invocation = True
             except BaseException as error:  # noqa: BLE001 - handed to the consumer
                 await queue.put(_Done(error))
                 return
