@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from eventide._fastpath import assign_fields, construct_trusted
+from eventide._fastpath import assign_fields
 from eventide.errors import (
     DynamicNodeFailError,
     NodeInterrupted,
@@ -25,7 +25,7 @@ from eventide.errors import (
     WorkflowConfigurationError,
     WorkflowDataError,
 )
-from eventide.events import Event, EventActions
+from eventide.events import Event
 from eventide.node_context import Context
 from eventide.workflow.agent_node import AgentNode
 from eventide.workflow.base_node import BaseNode
@@ -119,7 +119,6 @@ class NodeRunner:
                 resume_inputs=resume_inputs,
                 attempt_count=attempt,
                 event_author=parent.event_author or node.name,
-                event_actions=construct_trusted(EventActions, {}),  # no data to validate
             )
             if use_as_output:
                 ctx.output_for_ancestors = [parent.node_path, *parent.output_for_ancestors]
@@ -217,8 +216,8 @@ class NodeRunner:
             tracked.output_emitted = True
         if event.actions.route is not None:
             tracked.route_emitted = True
-        if not event.partial:
-            pending = ctx.actions
+        pending = ctx.actions_if_any  # None: the node wrote no state, saved no artifact
+        if pending is not None and not event.partial:
             if pending.state_delta:
                 event.actions.state_delta = {**pending.state_delta, **event.actions.state_delta}
                 pending.state_delta.clear()  # the same dict ctx.state writes to
@@ -235,7 +234,12 @@ class NodeRunner:
         if ctx.output is not None and not tracked.output_emitted and not ctx.output_delegated:
             output = ctx.output
         route = ctx.route if ctx.route is not None and not tracked.route_emitted else None
-        if output is not None or route is not None or not ctx.actions.is_empty():
+        pending = ctx.actions_if_any
+        if (
+            output is not None
+            or route is not None
+            or (pending is not None and not pending.is_empty())
+        ):
             event = Event(output=output, route=route)
             await self._emit(ctx, event, tracked, node)
             return
