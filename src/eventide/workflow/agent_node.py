@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
+from eventide._fastpath import construct_trusted
 from eventide.agents.base_agent import BaseAgent
 from eventide.events import Event
 from eventide.workflow.base_node import BaseNode
@@ -51,7 +52,8 @@ class AgentNode(BaseNode):
             and node_input is not invocation.user_content
             and not ctx.resume_inputs
         ):
-            yield Event(author="user", content=_as_user_message(node_input))
+            message = _as_user_message(node_input)
+            yield construct_trusted(Event, {"author": "user", "content": message})
         agent_ctx = invocation.for_agent(agent)
         events = agent.run_async(agent_ctx)
         try:
@@ -92,4 +94,5 @@ def _as_user_message(node_input: Any) -> types.Content:
     if isinstance(node_input, types.Content):
         return node_input
     text = node_input if isinstance(node_input, str) else json.dumps(to_plain(node_input))
-    return types.Content(role="user", parts=[types.Part(text=text)])
+    part = construct_trusted(types.Part, {"text": text})  # a str: nothing to validate
+    return construct_trusted(types.Content, {"role": "user", "parts": [part]})
