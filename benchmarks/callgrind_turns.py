@@ -31,6 +31,13 @@ that answers a canned chat completion; Eventide's overhead is the difference per
 call, averaged over the conversation's turns (``--measure`` counts conversations)::
 
     .venv/bin/python -m benchmarks.callgrind_turns --scenario openai --conversation 20 --measure 2,6
+
+``--scenario workflow`` is ``bench_workflow.py``'s Eventide side in instructions per node:
+``--workflow chain100|fan1000|pipeline3`` runs that workload (``workflow_worker.py``'s very
+workflow, a fresh session per run); ``--measure`` counts runs after two warm-up runs (default
+5,25)::
+
+    .venv/bin/python -m benchmarks.callgrind_turns --scenario workflow --workflow chain100
 """
 
 from __future__ import annotations
@@ -218,6 +225,14 @@ async def _openai_turns(n: int, stack: str, conversation: int = 1) -> None:
     await model.close()
 
 
+async def _workflow_runs(n: int, workload: str) -> None:
+    from benchmarks.workflow_worker import adk_like
+
+    run = adk_like("eventide", workload)
+    for _ in range(2 + n):  # two warm-up runs: imports, first-call caches
+        await run()
+
+
 def _instructions(scenario: str, n: int, extra: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
@@ -247,7 +262,12 @@ def _instructions(scenario: str, n: int, extra: list[str] | None = None) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scenario", choices=("2", "3", "history", "openai", "state"), default="2")
+    parser.add_argument(
+        "--scenario", choices=("2", "3", "history", "openai", "state", "workflow"), default="2"
+    )
+    parser.add_argument(
+        "--workflow", choices=("chain100", "fan1000", "pipeline3"), default="chain100"
+    )
     parser.add_argument("--backend", choices=("memory", "sqlite"), default="sqlite", help="state")
     parser.add_argument("--stack", choices=("eventide", "sdk_post"), default="eventide")
     parser.add_argument("--events", type=int, default=HISTORY_EVENTS, help="history: big size")
@@ -267,11 +287,21 @@ def main() -> None:
             asyncio.run(_openai_turns(args.turns, args.stack, args.conversation))
         elif args.scenario == "state":
             asyncio.run(_state_turns(args.turns, args.backend))
+        elif args.scenario == "workflow":
+            asyncio.run(_workflow_runs(args.turns, args.workflow))
         else:
             asyncio.run(_turns(int(args.scenario), args.turns))
         return
-    measure = args.measure or ("1,3" if args.scenario == "state" else "50,250")
-    n1, n2 = (int(x) for x in measure.split(","))
+    default = {"state": "1,3", "workflow": "5,25"}.get(args.scenario, "50,250")
+    n1, n2 = (int(x) for x in (args.measure or default).split(","))
+    if args.scenario == "workflow":
+        from benchmarks.workflow_worker import NODES
+
+        extra = ["--workflow", args.workflow]
+        low, high = _instructions("workflow", n1, extra), _instructions("workflow", n2, extra)
+        per_node = (high - low) / ((n2 - n1) * NODES[args.workflow])
+        print(f"workflow {args.workflow}: {per_node / 1000:,.1f}k instructions per node")
+        return
     if args.scenario == "state":
         extra = ["--backend", args.backend]
         low, high = _instructions("state", n1, extra), _instructions("state", n2, extra)

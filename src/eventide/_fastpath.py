@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 __all__ = [
     "LentList",
+    "assign_fields",
     "construct_trusted",
     "fields_of",
     "hidden_value",
@@ -91,6 +92,17 @@ def write_field(record: BaseModel, name: str, value: object) -> None:
     call, for a check ``validate_assignment`` is off for anyway). Owner: the Runner's
     commit loop, filling an event's ``invocation_id`` (a ``str``) once per event."""
     _set_slot(record, name, value)
+
+
+def assign_fields(record: BaseModel, values: dict[str, Any]) -> None:
+    """Set fields of ``record`` as pydantic's ``__setattr__`` does without
+    ``validate_assignment`` (the value stored, the field marked set), without its Python
+    dispatch: about a microsecond a field. Owner: the workflow's ``NodeRunner`` filling each
+    node event's own fields (``invocation_id``, ``author``, ``branch``, ``node_info``'s
+    ``path`` and ``output_for``: strings and a list of strings it made), four or five per
+    event."""
+    vars(record).update(values)
+    record.__pydantic_fields_set__.update(values)
 
 
 def fields_of(record: BaseModel) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
+from eventide._fastpath import construct_trusted
 from eventide.cancellation import AbortState
 from eventide.errors import ConfigurationError, LlmCallsLimitExceededError, UsageError
 from eventide.events import EventActions, ToolConfirmation, UiWidget
@@ -293,21 +294,34 @@ class CallbackContext(ReadonlyContext):
         event_actions: EventActions | None = None,
     ) -> None:
         super().__init__(invocation_context)
-        self._event_actions = event_actions if event_actions is not None else EventActions()
-        self._state = State(
-            invocation_context.session.state,
-            self._event_actions.state_delta,
-            invocation_context.pending_state,
-        )
+        # Both made on first use: many contexts (a workflow node's, a callback's that
+        # returns at once) never touch them, and an EventActions costs about 1 KiB.
+        self._event_actions = event_actions
+        self._state: State | None = None
 
     @property
     def state(self) -> State:  # type: ignore[override]  # writable here
         """The state: reads see pending writes; writes go to ``actions.state_delta``."""
-        return self._state
+        state = self._state
+        if state is None:
+            ictx = self._invocation_context
+            state = self._state = State(
+                ictx.session.state, self.actions.state_delta, ictx.pending_state
+            )
+        return state
 
     @property
     def actions(self) -> EventActions:
         """The actions the next event from this context will carry."""
+        actions = self._event_actions
+        if actions is None:
+            actions = self._event_actions = construct_trusted(EventActions, {})  # all defaults
+        return actions
+
+    @property
+    def actions_if_any(self) -> EventActions | None:
+        """:attr:`actions` when something made them (wrote state, saved an artifact, asked
+        for them), else None: a reader that only looks need not make an empty record."""
         return self._event_actions
 
     def _artifacts(self) -> BaseArtifactService:
@@ -326,9 +340,10 @@ class CallbackContext(ReadonlyContext):
         Raises:
             UsageError: a widget with the same id is already on the event.
         """
-        widgets = self._event_actions.render_ui_widgets
+        actions = self.actions
+        widgets = actions.render_ui_widgets
         if widgets is None:
-            widgets = self._event_actions.render_ui_widgets = []
+            widgets = actions.render_ui_widgets = []
         if any(widget.id == ui_widget.id for widget in widgets):
             raise UsageError(
                 f"UI widget with ID '{ui_widget.id}' already exists in the current event "
@@ -358,7 +373,7 @@ class CallbackContext(ReadonlyContext):
             artifact=artifact,
             **extra,
         )
-        self._event_actions.artifact_delta[filename] = version
+        self.actions.artifact_delta[filename] = version
         return version
 
     async def load_artifact(self, filename: str, version: int | None = None) -> types.Part | None:
@@ -501,7 +516,7 @@ class ToolContext(CallbackContext):
                 "request_confirmation requires function_call_id: call it from a tool, whose "
                 "context carries the id of the model's function call."
             )
-        self._event_actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
+        self.actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
             hint=hint or "", payload=payload
         )
 
@@ -520,9 +535,7 @@ class ToolContext(CallbackContext):
                 "request_credential requires function_call_id: call it from a tool, whose "
                 "context carries the id of the model's function call."
             )
-        self._event_actions.requested_auth_configs[self.function_call_id] = credential_request(
-            auth_config
-        )
+        self.actions.requested_auth_configs[self.function_call_id] = credential_request(auth_config)
 
     async def get_auth_response(self, auth_config: AuthConfig) -> AuthCredential | None:
         """The user's credential (an ``eventide.auth.AuthCredential``) for ``auth_config``,

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eventide import types
+from eventide._fastpath import construct_trusted
 from eventide.events import Event
 from eventide.flows.task_scope import task_scope
 from eventide.history.model_view import extend_view
@@ -142,9 +143,9 @@ class ContentsBuilder:
         if author != USER_AUTHOR and author != self._agent_name:
             main = _as_context(author, in_place)
         elif author == USER_AUTHOR or responses:
-            main = types.Content(role="user", parts=in_place)
+            main = _content("user", in_place)
         else:
-            main = types.Content(role="model", parts=in_place)
+            main = _content("model", in_place)
         block = _Block(author=author, main=main)
         self._blocks.append(block)
         self._flat.append(main)
@@ -158,7 +159,7 @@ class ContentsBuilder:
         if block.author not in (USER_AUTHOR, self._agent_name):
             answer = _as_context(block.author, parts)
         else:
-            answer = types.Content(role="user", parts=parts)
+            answer = _content("user", parts)
         if block.answer is None and self._blocks and self._blocks[-1] is block:
             self._flat.append(answer)  # the usual case: the answer follows its call
         else:
@@ -316,28 +317,40 @@ def _on_branch(event_branch: str | None, branch: str | None) -> bool:
 
 
 def _as_context(author: str, parts: Sequence[types.Part]) -> types.Content:
-    lines: list[types.Part] = [types.Part(text="For context:")]
+    lines: list[types.Part] = [_text("For context:")]
     for part in parts:
         if part.thought:
             continue
         if part.text:
-            lines.append(types.Part(text=f"[{author}] said: {part.text}"))
+            lines.append(_text(f"[{author}] said: {part.text}"))
         elif part.function_call is not None:
             call = part.function_call
             lines.append(
-                types.Part(
-                    text=f"[{author}] called tool `{call.name}` with parameters: "
+                _text(
+                    f"[{author}] called tool `{call.name}` with parameters: "
                     f"{json.dumps(call.args or {}, default=str)}"
                 )
             )
         elif part.function_response is not None:
             response = part.function_response
             lines.append(
-                types.Part(
-                    text=f"[{author}] `{response.name}` tool returned result: "
+                _text(
+                    f"[{author}] `{response.name}` tool returned result: "
                     f"{json.dumps(response.response or {}, default=str)}"
                 )
             )
         else:
             lines.append(part)
-    return types.Content(role="user", parts=lines)
+    return _content("user", lines)
+
+
+# The conversation's records are built from parts already validated (the committed events')
+# and strings made here: validating them again checks nothing (two to three microseconds a
+# record, several per event another agent authored).
+def _text(text: str) -> types.Part:
+    return construct_trusted(types.Part, {"text": text})
+
+
+def _content(role: str, parts: list[types.Part]) -> types.Content:
+    """A content of ``parts`` (a list of the caller's own, not shared)."""
+    return construct_trusted(types.Content, {"role": role, "parts": parts})

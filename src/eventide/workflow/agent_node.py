@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
+from eventide._fastpath import construct_trusted
 from eventide.agents.base_agent import BaseAgent
 from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
@@ -62,7 +63,8 @@ class AgentNode(BaseNode):
             and not ctx.resume_inputs
             and not any(e.author == USER_AUTHOR for e in committed)
         ):
-            yield Event(author=USER_AUTHOR, content=_as_user_message(node_input))
+            message = _as_user_message(node_input)
+            yield construct_trusted(Event, {"author": USER_AUTHOR, "content": message})
         # Run from the workflow's context, not one made for the agent: the agent is not the
         # one the Runner started, so its answer must not carry the invocation's end marker.
         events = agent.run_async(invocation)
@@ -111,4 +113,5 @@ def _as_user_message(node_input: Any) -> types.Content:
     if isinstance(node_input, types.Content):
         return node_input
     text = node_input if isinstance(node_input, str) else json.dumps(to_plain(node_input))
-    return types.Content(role="user", parts=[types.Part(text=text)])
+    part = construct_trusted(types.Part, {"text": text})  # a str: nothing to validate
+    return construct_trusted(types.Content, {"role": "user", "parts": [part]})

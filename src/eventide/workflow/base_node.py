@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from eventide._fastpath import construct_trusted
 from eventide._model import raise_own_error
 from eventide.errors import WorkflowConfigurationError
 from eventide.events import Event
@@ -78,6 +79,13 @@ class BaseNode(BaseModel):
         """Whether the node waits for every predecessor before it runs (``JoinNode``)."""
         return False
 
+    @property
+    def runs_inline(self) -> bool:
+        """Whether the workflow may run this node in the workflow's own task (rather than a
+        task of the node's) when it is the only node to run: true of nodes that run no user
+        code but plain function calls, each in a copy of the context (as a task gives)."""
+        return False
+
     async def run(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Event, None]:
         """Run the node: validate its input, run :meth:`_run_impl`, and turn what it
         yields into events (``None`` skipped, a ``RequestInput`` becomes the request's
@@ -95,7 +103,8 @@ class BaseNode(BaseModel):
                 elif isinstance(item, RequestInput):
                     yield request_input_event(item)
                 else:
-                    yield Event(output=validate_node_data(self.output_schema, item))
+                    output = validate_node_data(self.output_schema, item)
+                    yield construct_trusted(Event, {"output": output})  # output is Any
         finally:
             await items.aclose()
 

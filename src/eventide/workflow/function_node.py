@@ -9,6 +9,8 @@ are validated and converted (a dict into a pydantic model, the user's message in
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import inspect
 import typing
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from eventide import types
+from eventide._fastpath import construct_trusted, hidden_value, set_hidden
 from eventide.errors import WorkflowConfigurationError, WorkflowDataError
 from eventide.events import Event, ToolConfirmation
 from eventide.workflow.base_node import BaseNode
@@ -31,6 +34,13 @@ __all__ = ["FunctionNode", "confirmation_interrupt_id"]
 
 _REJECTED = {"error": "This tool call is rejected."}
 _CONTEXT_TYPES = ("Context", "ToolContext", "CallbackContext")
+_PLAN = "_eventide_call_plan"
+# How a function is called (decided once, when the node is built).
+_ASYNC_GEN, _GEN, _CORO, _SYNC = range(4)
+# What bind() does for a parameter.
+_CTX, _SKIP, _EXTRA, _INPUT, _LOOKUP = range(5)
+# Values a hint of their own exact type leaves as they are (pydantic returns them unchanged).
+_AS_IS = frozenset({int, str, float, bool})
 
 
 def confirmation_interrupt_id(node_path: str) -> str:
@@ -100,6 +110,9 @@ class FunctionNode(BaseNode):
         self._hints = hints
         self._context_param = _context_parameter(self._signature, hints)
         self._infer_schemas()
+        # Read once per run through one plain attribute: pydantic's private attributes
+        # above cost a __getattr__ call each.
+        set_hidden(self, _PLAN, _CallPlan(self))
 
     # pydantic keeps the function outside the model's fields.
     _func: Callable[..., Any]
@@ -153,30 +166,33 @@ class FunctionNode(BaseNode):
 
     def bind(self, ctx: Context, node_input: Any) -> dict[str, Any]:
         """The keyword arguments to call the function with."""
+        plan: _CallPlan = hidden_value(self, _PLAN)
         from_input = self.parameter_binding == "node_input"
-        source: Any = node_input if from_input else ctx.state
+        source: Any = node_input if from_input else None
         kwargs: dict[str, Any] = {}
-        for name, param in self._signature.parameters.items():
-            if name == self._context_param:
+        for name, step, default, hint in plan.steps:
+            if step == _INPUT and not from_input:
+                kwargs[name] = node_input if hint is None else self._convert(name, node_input, hint)
+                continue
+            if step == _CTX:
                 kwargs[name] = ctx
                 continue
-            if param.kind is param.VAR_POSITIONAL:
+            if step == _SKIP:
                 continue
-            if param.kind is param.VAR_KEYWORD:
+            if step == _EXTRA:
                 if from_input and isinstance(source, dict):
                     given: dict[str, Any] = source  # pyright: ignore[reportUnknownVariableType]
                     for key, value in given.items():
-                        if key not in self._signature.parameters:
+                        if key not in plan.names:
                             kwargs[key] = value
                 continue
-            if name == "node_input" and not from_input:
-                kwargs[name] = self._convert(name, node_input)
-                continue
+            if source is None and not from_input:
+                source = ctx.state
             found, value = _lookup(source, name)
             if found:
-                kwargs[name] = self._convert(name, value)
-            elif param.default is not param.empty:
-                kwargs[name] = param.default
+                kwargs[name] = value if hint is None else self._convert(name, value, hint)
+            elif default is not inspect.Parameter.empty:
+                kwargs[name] = default
             else:
                 where = "node_input" if from_input else "state"
                 raise WorkflowDataError(
@@ -186,9 +202,8 @@ class FunctionNode(BaseNode):
                 )
         return kwargs
 
-    def _convert(self, name: str, value: Any) -> Any:
-        hint = self._hints.get(name)
-        if hint is None:
+    def _convert(self, name: str, value: Any, hint: Any) -> Any:
+        if type(value) is hint and hint in _AS_IS:
             return value
         try:
             return coerce(hint, value)
@@ -218,23 +233,26 @@ class FunctionNode(BaseNode):
                 if not confirmation.confirmed:
                     yield Event(output=dict(_REJECTED))
                     return
-        func = self._func
-        unwrapped = self._unwrapped
-        if inspect.isasyncgenfunction(unwrapped):
+        plan: _CallPlan = hidden_value(self, _PLAN)
+        func = plan.func
+        kind = plan.kind
+        if kind == _SYNC:
+            # Called inline, as google-adk does: a function that blocks holds up its
+            # siblings, so long blocking work belongs in an async function. In a context
+            # of its own: the workflow may run this node in the workflow's task.
+            call = contextvars.copy_context()
+            result = call.run(func, **kwargs)
+            if inspect.isawaitable(result):  # a callable object with an async __call__
+                result = await asyncio.create_task(_awaited(result), context=call)
+            yield self._as_event(ctx, result)
+        elif kind == _CORO:
+            yield self._as_event(ctx, await func(**kwargs))
+        elif kind == _ASYNC_GEN:
             async for item in func(**kwargs):
                 yield self._as_event(ctx, item)
-        elif inspect.isgeneratorfunction(unwrapped):
+        else:
             for item in func(**kwargs):
                 yield self._as_event(ctx, item)
-        elif inspect.iscoroutinefunction(unwrapped):
-            yield self._as_event(ctx, await func(**kwargs))
-        else:
-            # Called inline, as google-adk does: a function that blocks holds up its
-            # siblings, so long blocking work belongs in an async function.
-            result = func(**kwargs)
-            if inspect.isawaitable(result):  # a callable object with an async __call__
-                result = await result
-            yield self._as_event(ctx, result)
 
     async def _needs_confirmation(self, ctx: Context, args: dict[str, Any]) -> bool:
         predicate = self.require_confirmation
@@ -260,7 +278,55 @@ class FunctionNode(BaseNode):
             return item
         if _is_content(item):
             return Event(content=types.to_content(item))
-        return Event(output=to_plain(item))
+        # Event.output is Any: validating it would check nothing.
+        return construct_trusted(Event, {"output": to_plain(item)})
+
+    @property
+    def runs_inline(self) -> bool:
+        """A plain (not async, not generator) function without a confirmation or timeout:
+        it runs nothing concurrently, so the workflow may run it in the workflow's task."""
+        plan: _CallPlan = hidden_value(self, _PLAN)
+        return plan.kind == _SYNC and not self.require_confirmation and self.timeout is None
+
+
+class _CallPlan:
+    """How a :class:`FunctionNode` calls its function, worked out when it is built."""
+
+    __slots__ = ("func", "kind", "names", "steps")
+
+    def __init__(self, node: FunctionNode) -> None:
+        unwrapped = node._unwrapped  # pyright: ignore[reportPrivateUsage]
+        self.func = node._func  # pyright: ignore[reportPrivateUsage]
+        if inspect.isasyncgenfunction(unwrapped):
+            self.kind = _ASYNC_GEN
+        elif inspect.isgeneratorfunction(unwrapped):
+            self.kind = _GEN
+        elif inspect.iscoroutinefunction(unwrapped):
+            self.kind = _CORO
+        else:
+            self.kind = _SYNC
+        signature = node._signature  # pyright: ignore[reportPrivateUsage]
+        context_param = node._context_param  # pyright: ignore[reportPrivateUsage]
+        hints = node._hints  # pyright: ignore[reportPrivateUsage]
+        self.names = frozenset(signature.parameters)
+        steps: list[tuple[str, int, Any, Any]] = []
+        for name, param in signature.parameters.items():
+            if name == context_param:
+                step = _CTX
+            elif param.kind is param.VAR_POSITIONAL:
+                step = _SKIP
+            elif param.kind is param.VAR_KEYWORD:
+                step = _EXTRA
+            elif name == "node_input":
+                step = _INPUT  # looked up in the input instead with parameter_binding="node_input"
+            else:
+                step = _LOOKUP
+            steps.append((name, step, param.default, hints.get(name)))
+        self.steps = tuple(steps)
+
+
+async def _awaited(result: Any) -> Any:
+    return await result
 
 
 def _is_content(item: Any) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from eventide._fastpath import assign_fields
 from eventide.errors import (
     DynamicNodeFailError,
     NodeInterrupted,
@@ -208,25 +209,15 @@ class NodeRunner:
             tracked.route = event.actions.route
         if event.long_running_tool_ids:
             tracked.interrupts.extend(sorted(event.long_running_tool_ids))
-        if not isinstance(node, AgentNode) or not event.author:
-            event.author = ctx.event_author
-        event.invocation_id = ctx.invocation_id
-        event.node_info.path = ctx.node_path
-        if event.branch is None:
-            event.branch = ctx.branch
+        if not _fill_fields(node, ctx, event):
+            tracked.output_emitted = True  # the delegated output: no event of its own
+            return
         if event.output is not None:
-            if ctx.output_delegated:
-                if event.content is None and event.actions.is_empty():
-                    tracked.output_emitted = True
-                    return
-                event.output = None
-            else:
-                event.node_info.output_for = [ctx.node_path, *ctx.output_for_ancestors]
-                tracked.output_emitted = True
+            tracked.output_emitted = True
         if event.actions.route is not None:
             tracked.route_emitted = True
-        if not event.partial:
-            pending = ctx.actions
+        pending = ctx.actions_if_any  # None: the node wrote no state, saved no artifact
+        if pending is not None and not event.partial:
             if pending.state_delta:
                 event.actions.state_delta = {**pending.state_delta, **event.actions.state_delta}
                 pending.state_delta.clear()  # the same dict ctx.state writes to
@@ -243,7 +234,12 @@ class NodeRunner:
         if ctx.output is not None and not tracked.output_emitted and not ctx.output_delegated:
             output = ctx.output
         route = ctx.route if ctx.route is not None and not tracked.route_emitted else None
-        if output is not None or route is not None or not ctx.actions.is_empty():
+        pending = ctx.actions_if_any
+        if (
+            output is not None
+            or route is not None
+            or (pending is not None and not pending.is_empty())
+        ):
             event = Event(output=output, route=route)
             await self._emit(ctx, event, tracked, node)
             return
@@ -323,6 +319,31 @@ class NodeRunner:
         return outcome.output
 
 
+def _fill_fields(node: BaseNode, ctx: Context, event: Event) -> bool:
+    """Write the workflow's fields of ``event``; False when it is left out (a delegated
+    output with nothing else to say).
+
+    Written as pydantic's __setattr__ would, about a microsecond a field less: no validation
+    is skipped, each value has its field's type. (A function of its own: a node waiting for
+    its commit keeps no locals of this.)"""
+    fields: dict[str, Any] = {"invocation_id": ctx.invocation_id}
+    if not event.author or not isinstance(node, AgentNode):
+        fields["author"] = ctx.event_author
+    if event.branch is None and ctx.branch is not None:
+        fields["branch"] = ctx.branch
+    assign_fields(event, fields)
+    info: dict[str, Any] = {"path": ctx.node_path}
+    if event.output is not None:
+        if ctx.output_delegated:
+            if event.content is None and event.actions.is_empty():
+                return False
+            event.output = None
+        else:
+            info["output_for"] = [ctx.node_path, *ctx.output_for_ancestors]
+    assign_fields(event.node_info, info)
+    return True
+
+
 def _error_code(error: BaseException) -> str:
     status = getattr(error, "status", None)
     return status if isinstance(status, str) else type(error).__name__
@@ -330,8 +351,10 @@ def _error_code(error: BaseException) -> str:
 
 def _check_state(node: BaseNode, ctx: Context, event: Event) -> None:
     """Reject state the node's (or its workflow's) ``state_schema`` does not allow."""
+    if not event.actions.state_delta:
+        return
     schema = _state_schema(node, ctx)
-    if schema is None or not event.actions.state_delta:
+    if schema is None:
         return
     for key, value in event.actions.state_delta.items():
         if key.startswith(("app:", "user:", "temp:")):

@@ -16,7 +16,8 @@ are replayed, not run again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections import deque
+from collections.abc import AsyncGenerator, Coroutine
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -49,6 +50,36 @@ class _Done:
 
     def __init__(self, error: BaseException | None) -> None:
         self.error = error
+
+
+_Item = tuple[Event, "asyncio.Future[None]"] | _Done
+
+
+class _Channel:
+    """The graph's events on their way to the Runner: an unbounded queue with one reader
+    (``asyncio.Queue``'s work, without its getter bookkeeping: it is paid per event)."""
+
+    __slots__ = ("items", "loop", "waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.items: deque[_Item] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put(self, item: _Item) -> None:
+        self.items.append(item)
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self) -> _Item:
+        while not self.items:
+            self.waiter = self.loop.create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+        return self.items.popleft()
 
 
 class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariableOverride]
@@ -97,11 +128,11 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
     # --- as an agent (the Runner's entry) ---
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | _Done] = asyncio.Queue()
+        queue = _Channel(loop)
 
         async def emit(event: Event) -> None:
             committed: asyncio.Future[None] = loop.create_future()
-            await queue.put((event, committed))
+            queue.put((event, committed))
             await committed
 
         path = f"{self.name}@1"
@@ -123,9 +154,9 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
                 # answer continues the run from the log.
                 ctx.end_invocation = True
             except BaseException as error:  # noqa: BLE001 - handed to the consumer
-                await queue.put(_Done(error))
+                queue.put(_Done(error))
                 return
-            await queue.put(_Done(None))
+            queue.put(_Done(None))
 
         task = asyncio.create_task(main(), name=f"eventide-workflow-{self.name}")
         try:
@@ -179,11 +210,15 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         waiting: dict[str, list[str]] = {}
         pending: dict[str, asyncio.Task[NodeOutcome]] = {}
         terminal = graph.terminal_node_names
+        needs: dict[str, int] = {}  # a join: how many predecessors must arrive (START aside)
 
         def trigger_join(target: str) -> None:
             predecessors = graph.predecessors(target)
             got = arrivals.get(target, set())
-            if len(got) < len(predecessors) - (START.name in predecessors):
+            needed = needs.get(target)
+            if needed is None:
+                needed = needs[target] = len(predecessors) - (START.name in predecessors)
+            if len(got) < needed:
                 return  # not all in yet: cheap before the full check, so a join is O(n)
             if not all(p == START.name or (p in got and p in done) for p in predecessors):
                 return
@@ -205,8 +240,55 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
                     _Trigger(input=node_input, sub_branch=len(starts) > 1)
                 )
         limit = self.max_concurrency if self.max_concurrency and self.max_concurrency > 0 else 0
+
+        def settle(name: str, outcome: NodeOutcome) -> BaseException | None:
+            """Take in a finished run of ``name``: trigger what follows; its error."""
+            if outcome.error is not None:
+                return outcome.error
+            if outcome.interrupts:
+                waiting[name] = outcome.interrupts
+                return None
+            node = graph.node(name)
+            if node.wait_for_output and outcome.output is None and outcome.route is None:
+                return None
+            done.add(name)
+            if outcome.output is not None:
+                outputs[name] = outcome.output
+            else:
+                outputs.pop(name, None)
+            branches[name] = outcome.branch
+            targets = graph.next_nodes(name, outcome.route)
+            for target in targets:
+                if graph.node(target).requires_all_predecessors:
+                    arrivals.setdefault(target, set()).add(name)
+                    trigger_join(target)
+                else:
+                    triggers.setdefault(target, []).append(
+                        _Trigger(
+                            input=outcome.output,
+                            sub_branch=len(targets) > 1,
+                            branch=outcome.branch,
+                        )
+                    )
+            return None
+
         try:
             while True:
+                if not pending and len(triggers) == 1:
+                    # One node to run and none running (a chain): it runs in this task when
+                    # it may (runs_inline), without a task of its own to start and wait for.
+                    name = next(iter(triggers))
+                    node = graph.node(name)
+                    if name not in waiting and node.runs_inline:
+                        queued = triggers[name]
+                        trigger = queued.pop(0)
+                        if not queued:
+                            del triggers[name]
+                        _, run = self._start(ctx, runner, node, trigger, name in terminal)
+                        error = settle(name, await run)
+                        if error is not None:
+                            raise error
+                        continue
                 for name in list(triggers):
                     if name in pending or name in waiting:
                         continue
@@ -216,8 +298,11 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
                     trigger = queued.pop(0)
                     if not queued:
                         del triggers[name]
-                    pending[name] = self._start(
+                    segment, run = self._start(
                         ctx, runner, graph.node(name), trigger, name in terminal
+                    )
+                    pending[name] = asyncio.create_task(
+                        run, name=f"eventide-node-{ctx.node_path}/{segment}"
                     )
                 if not pending:
                     break
@@ -226,35 +311,8 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
                 )
                 failure: BaseException | None = None
                 for name in [n for n, t in pending.items() if t in finished]:
-                    outcome = pending.pop(name).result()
-                    if outcome.error is not None:
-                        failure = failure or outcome.error
-                        continue
-                    if outcome.interrupts:
-                        waiting[name] = outcome.interrupts
-                        continue
-                    node = graph.node(name)
-                    if node.wait_for_output and outcome.output is None and outcome.route is None:
-                        continue
-                    done.add(name)
-                    if outcome.output is not None:
-                        outputs[name] = outcome.output
-                    else:
-                        outputs.pop(name, None)
-                    branches[name] = outcome.branch
-                    targets = graph.next_nodes(name, outcome.route)
-                    for target in targets:
-                        if graph.node(target).requires_all_predecessors:
-                            arrivals.setdefault(target, set()).add(name)
-                            trigger_join(target)
-                        else:
-                            triggers.setdefault(target, []).append(
-                                _Trigger(
-                                    input=outcome.output,
-                                    sub_branch=len(targets) > 1,
-                                    branch=outcome.branch,
-                                )
-                            )
+                    error = settle(name, pending.pop(name).result())
+                    failure = failure or error
                 if failure is not None:
                     raise failure
         finally:
@@ -280,22 +338,21 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         node: BaseNode,
         trigger: _Trigger,
         is_terminal: bool,
-    ) -> asyncio.Task[NodeOutcome]:
+    ) -> tuple[str, Coroutine[Any, Any, NodeOutcome]]:
+        """The run of ``node`` that ``trigger`` starts (numbered now, in trigger order): its
+        ``name@run`` and the coroutine that runs it."""
         run_id = runner.next_run_id(ctx.node_path, node.name)
         branch = trigger.branch if trigger.branch is not None else ctx.branch
         if trigger.sub_branch:
             segment = f"{node.name}@{run_id}"
             branch = f"{branch}.{segment}" if branch else segment
-        return asyncio.create_task(
-            runner.run(
-                node,
-                parent=ctx,
-                node_input=trigger.input,
-                run_id=run_id,
-                branch=branch,
-                use_as_output=is_terminal,
-            ),
-            name=f"eventide-node-{ctx.node_path}/{node.name}@{run_id}",
+        return f"{node.name}@{run_id}", runner.run(
+            node,
+            parent=ctx,
+            node_input=trigger.input,
+            run_id=run_id,
+            branch=branch,
+            use_as_output=is_terminal,
         )
 
 
