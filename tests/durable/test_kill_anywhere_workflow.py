@@ -38,7 +38,7 @@ from eventide.durable.dbos_workers import InvocationQueue  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-TURNS = 3
+TURNS = 4
 KILLS = 12
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 31

@@ -34,7 +34,7 @@ from eventide.workflow import JoinNode, RequestInput, Workflow
 
 APP_NAME = "wf_kill"
 # How long one side effect takes: most of a turn's time is spent inside them.
-EFFECT_SECONDS = 0.03
+EFFECT_SECONDS = 0.05
 
 
 def build_app(ledger: Path) -> App:

@@ -112,6 +112,8 @@ async def test_a_parallel_agent_node_continues_each_branch_from_its_events() -> 
     texts, marks = await _crash_then_resume(fan)
     assert sorted(texts) == ["left done", "right done"]
     assert marks == [FINISHED]
-    assert tools.runs.total() == 3  # left's call twice (same id), right's once or twice
-    assert max(tools.runs.values()) == 2
+    # Two calls, each by the id its model response committed: left's ran twice, right's
+    # once, or twice when the fan-out was cancelled while it ran (in flight, not answered).
+    assert len(tools.runs) == 2
+    assert sorted(tools.runs.values())[-1] == 2
     assert tools.models["left"] == 2

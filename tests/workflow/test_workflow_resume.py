@@ -324,3 +324,43 @@ async def test_a_paused_workflow_ends_its_invocation_and_the_answer_continues_it
     assert {e.invocation_id for e in stored.events} == {first[0].invocation_id}
     marks = [invocation_mark(e) for e in stored.events if invocation_mark(e)]
     assert marks == ["started", ENDED, ANSWERED, FINISHED]
+
+
+async def test_a_run_stopped_after_its_output_was_committed_is_not_run_again() -> None:
+    """A resumable invocation stopped after the workflow's output (its terminal node's) was
+    committed and before the invocation's ``finished`` marker: resuming it runs no node
+    again (before, the log read as a finished run and the workflow started a new one from
+    the same message) and commits the marker."""
+    from eventide import App, ResumabilityConfig, Runner
+    from eventide.runtime.markers import FINISHED, invocation_mark
+
+    runs: list[str] = []
+
+    def first(node_input: Any) -> str:
+        runs.append("first")
+        return "one"
+
+    def last(node_input: Any) -> str:
+        runs.append("last")
+        return f"{node_input} two"
+
+    workflow = Workflow(name="wf", edges=[("START", first, last)])
+    app = App(
+        name="app", root_agent=workflow, resumability_config=ResumabilityConfig(is_resumable=True)
+    )
+    runner = Runner(app=app, session_service=InMemoryRunner(workflow).session_service)
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    events = runner.run_async(user_id="u", session_id=session.id, new_message="go")
+    async for event in events:
+        if event.node_info.output_for and "wf@1" in event.node_info.output_for:
+            break  # the process stops right after the workflow's output was committed
+    await events.aclose()
+    assert runs == ["first", "last"]
+    resumed = [e async for e in runner.resume_async(user_id="u", session_id=session.id)]
+    assert runs == ["first", "last"]
+    assert [invocation_mark(e) for e in resumed] == [FINISHED]
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored is not None
+    assert [e.output for e in stored.events if e.output is not None] == ["one", "one two"]

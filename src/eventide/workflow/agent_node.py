@@ -87,10 +87,19 @@ class AgentNode(BaseNode):
 
 
 def _in_flight(ctx: Context) -> list[Event]:
-    """The events this node run committed before the invocation stopped (none: it starts)."""
+    """The events this node run committed before the invocation stopped (none: it starts).
+
+    Read only when the run's log has a record of the node (it was running): the events of
+    this invocation on the node's path, so replaying a workflow costs nothing more."""
     log = getattr(ctx.node_runtime, "log", None)
-    record = log.record(ctx.node_path) if isinstance(log, RunLog) else None
-    return record.events if record is not None else []
+    if not isinstance(log, RunLog) or log.record(ctx.node_path) is None:
+        return []
+    path, invocation_id = ctx.node_path, ctx.invocation_id
+    return [
+        e
+        for e in ctx.get_invocation_context().session.events
+        if e.node_info.path == path and e.invocation_id == invocation_id
+    ]
 
 
 def _is_llm_agent(agent: Any) -> bool:

@@ -41,9 +41,6 @@ class NodeRecord:
     interrupts: list[str] = field(default_factory=list)
     error: str | None = None
     done: bool = False
-    events: list[Event] = field(default_factory=list)
-    """The run's own events (of this path, not its children's), in commit order: an agent
-    node in flight continues its agent from them (``AgentNode``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -107,7 +104,6 @@ def _note(log: RunLog, event: Event) -> None:
     info = event.node_info
     path = info.path
     record = _record(log, path)
-    record.events.append(event)
     for ancestor in _ancestors(path):
         _record(log, ancestor)
     if event.output is not None:

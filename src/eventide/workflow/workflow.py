@@ -28,6 +28,7 @@ from eventide.contexts import InvocationContext
 from eventide.errors import GraphValidationError, NodeInterrupted, WorkflowConfigurationError
 from eventide.events import Event
 from eventide.node_context import Context
+from eventide.runtime.replay import AgentProgress, ResumeScope
 from eventide.workflow.base_node import START, BaseNode
 from eventide.workflow.function_node import FunctionNode
 from eventide.workflow.graph import EdgeItem, Graph
@@ -173,6 +174,19 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+    def _resume_async_impl(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]:
+        """Continue the run the stopped invocation was in: from the log (``read_run``),
+        unless the run had finished (its output committed) before the invocation stopped:
+        then nothing is left to do, where reading it as a finished run would start a new
+        one from the same message."""
+        root = f"{self.name}@1"
+        for event in scope.events[scope.since :]:
+            if event.output is not None and root in (event.node_info.output_for or ()):
+                return _nothing()
+        return self._run_async_impl(ctx)
 
     # --- as a node of another workflow ---
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
@@ -354,6 +368,11 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
             branch=branch,
             use_as_output=is_terminal,
         )
+
+
+async def _nothing() -> AsyncGenerator[Event, None]:
+    return
+    yield  # pragma: no cover - makes this an async generator
 
 
 def _common_branch(branches: list[str | None]) -> str | None:
