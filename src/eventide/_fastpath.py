@@ -12,9 +12,12 @@ lines in modules other developers own are listed there until their owners move t
 
 Each trick here was measured against the plain version and kept because it won by more than
 the noise (figures in each docstring and in ``benchmarks/PROFILE.md``, "Issue 32: the speed
-tricks fenced"). Those that did not were removed: reads through ``__dict__`` (a single read
-is no faster than the attribute), writes to it when recording a commit (1,000 commits: 27.6
-us plain vs 29.4 us a commit), and ``object.__setattr__`` off the per-event path.
+tricks fenced" and "The runtime hot path back within 5%"). Wall time on the shared machine
+could not separate the small ones; callgrind's instruction counts can: a single read through
+``__dict__`` is no cheaper than the attribute (so only records read three times or more go
+through :func:`fields_of`), and ``object.__setattr__`` stays off the per-event path, but two
+pydantic assignments per committed event (about 3k instructions each) are worth
+:func:`write_fields`.
 """
 
 from __future__ import annotations
@@ -116,7 +119,7 @@ def fields_of(record: BaseModel) -> dict[str, Any]:
     connector's own response into its event, ``flows.request`` deep-copying the fields of a
     config's fresh shallow copy.
     """
-    return record.__dict__
+    return record.__dict__  # pyright: ignore[reportReturnType] (an instance's, a dict)
 
 
 def write_fields(record: BaseModel, values: dict[str, Any]) -> None:
@@ -126,7 +129,8 @@ def write_fields(record: BaseModel, values: dict[str, Any]) -> None:
     the log position, per committed event) and the session service handing a read session
     its event list. The record's class must have no ``validate_assignment``, no property or
     private attribute of these names, and not be frozen."""
-    record.__dict__.update(values)
+    fields: dict[str, Any] = record.__dict__  # pyright: ignore[reportAssignmentType]
+    fields.update(values)
     record.__pydantic_fields_set__.update(values)
 
 
