@@ -44,13 +44,17 @@ class AbortState:
 
     ``signal`` is the caller's ``asyncio.Event`` (None until one is attached or awaited: an
     invocation nobody can abort costs no event). ``sealed`` records that the sealing
-    events were committed, so an invocation is sealed once however it unwinds.
+    events were committed, so an invocation is sealed once however it unwinds. ``armed``
+    says whether it can be set at all (a signal was attached or an abort asked): the
+    checks made per event and per model step read ``armed and is_set``, one slot read for
+    the invocation nobody can abort instead of a property call.
     """
 
-    __slots__ = ("aborted", "loop", "sealed", "signal")
+    __slots__ = ("aborted", "armed", "loop", "sealed", "signal")
 
     def __init__(self) -> None:
         self.aborted = False
+        self.armed = False
         self.sealed = False
         self.signal: asyncio.Event | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -66,6 +70,7 @@ class AbortState:
     def attach(self, signal: asyncio.Event) -> None:
         """Take the caller's ``signal`` (before the invocation starts)."""
         self.signal = signal
+        self.armed = True
         try:
             self.loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -83,6 +88,7 @@ class AbortState:
     def abort(self) -> None:
         """Ask the invocation to abort; safe from any thread."""
         self.aborted = True
+        self.armed = True
         signal = self.signal
         if signal is None or signal.is_set():
             return

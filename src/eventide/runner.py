@@ -257,11 +257,11 @@ class Runner:
                         if replaced is not None:
                             event = replaced
                     yield event
-                    if abort.is_set:
+                    if abort.armed and abort.is_set:
                         break
             finally:
                 await events.aclose()
-                if abort.is_set:  # committed even when the caller's task is being cancelled
+                if abort.armed and abort.is_set:  # committed even if the caller's task is cancelled
                     sealed = await seal_aborted(
                         abort,
                         self.session_service,

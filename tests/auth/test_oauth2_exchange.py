@@ -132,5 +132,5 @@ async def test_tool_context_records_the_request_under_the_call_id() -> None:
         request["exchanged_auth_credential"]["oauth2"].pop("state")
     assert recorded["call-7"] == expected
     assert await tool_context.get_auth_response(config) is None
-    with pytest.raises(ConfigurationError, match="function call id"):
+    with pytest.raises(ConfigurationError, match="requires function_call_id"):
         ToolContext(ctx).request_credential(config)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS, HookChains, own_chain
+from eventide._fastpath import fields_of
 from eventide.agents.adk_options import check_gemini_features
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.task_mode import AgentMode, LlmAgentMode, is_delegated, mode_tools
@@ -248,11 +249,12 @@ class LlmAgent(BaseAgent):
         targets = self.transfer_targets()
         task = self.mode == AgentMode.TASK
         hooks = NO_HOOKS
-        if plugins.has_model_or_tool_hooks or _has_own_hooks(self):
+        fields = fields_of(self)  # six hook fields: one read of the record, not six lookups
+        if plugins.has_model_or_tool_hooks or _has_own_hooks(fields):
             # Built only when some hook exists: a plain agent's record keeps NO_HOOKS.
             hooks = HookChains(
                 {
-                    spec: plugins.chain(spec) + own_chain(spec, getattr(self, spec.name))
+                    spec: plugins.chain(spec) + own_chain(spec, fields[spec.name])
                     for spec in LLM_HOOKS
                 }
             )
@@ -338,10 +340,10 @@ def _static_text(instruction: StaticInstruction | None) -> str | None:
 _LLM_HOOK_FIELDS = tuple(spec.name for spec in LLM_HOOKS)
 
 
-def _has_own_hooks(agent: LlmAgent) -> bool:
-    """Whether an agent has callbacks of a model or tool hook."""
+def _has_own_hooks(fields: Mapping[str, Any]) -> bool:
+    """Whether an agent (its fields) has callbacks of a model or tool hook."""
     for name in _LLM_HOOK_FIELDS:
-        if getattr(agent, name) is not None:
+        if fields[name] is not None:
             return True
     return False
 

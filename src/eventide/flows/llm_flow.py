@@ -82,7 +82,7 @@ async def run_llm_flow(
                 return
     abort = ctx.abort_state
     while True:
-        if abort.is_set:  # aborted: no further model call (the Runner seals the invocation)
+        if abort.armed and abort.is_set:  # no further model call (the Runner seals it)
             return
         # One step: a model call, then the tools it called. The model call is made here,
         # not in a generator of its own: one layer less for every event of the turn.
@@ -98,7 +98,7 @@ async def run_llm_flow(
                 final = event
             step.last = event
             yield event
-        if final is not None and not abort.is_set:
+        if final is not None and not (abort.armed and abort.is_set):
             calls = final.get_function_calls()
             if calls:
                 async for event in _run_tools(agent, ctx, step, request, final, calls):

@@ -10,6 +10,7 @@ from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from eventide._fastpath import fields_of
 from eventide._ids import new_id
 from eventide.events import Event
 from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Session
@@ -228,12 +229,14 @@ def prepare_event_for_commit(event: Event) -> DeltaParts:
     must be JSON data (``InvalidStateValueError``); ``temp:`` keys are removed from the
     delta. One pass over the delta does the checks and finds whether any key is scoped: a
     delta of session keys only (the common one) is its own session part, with no split.
+    Fields are read through ``_fastpath.fields_of``: this runs for every committed event.
     """
-    if not event.id:
+    fields = fields_of(event)
+    if not fields["id"]:
         event.id = new_id()
-    if not event.timestamp:
+    if not fields["timestamp"]:
         event.timestamp = time.time()
-    delta = event.actions.state_delta
+    delta: dict[str, Any] = fields["actions"].state_delta
     if not delta:
         return _NO_PARTS
     scoped = False

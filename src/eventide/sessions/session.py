@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from eventide._fastpath import write_fields
 from eventide._model import EventideModel
 from eventide.errors import UsageError
 from eventide.events import Event
@@ -40,13 +41,12 @@ class Session(EventideModel):
     def record_commit(self, event: Event, log_position: int) -> None:
         """For session services: append a committed event to this copy.
 
-        Plain assignments: writing the fields' storage directly instead measured no faster
-        per commit (1,000 in-memory commits: 27.6 us plain vs 29.4 us a commit, medians of
-        14 interleaved rounds; ``benchmarks/PROFILE.md``).
+        The two fields are written through ``eventide._fastpath.write_fields``: services call
+        this once per committed event, and two pydantic assignments cost more than the rest
+        of it (see ``benchmarks/PROFILE.md``, "The runtime hot path back within 5%").
         """
         self.events.append(event)
-        self.last_update_time = event.timestamp
-        self.log_position = log_position
+        write_fields(self, {"last_update_time": event.timestamp, "log_position": log_position})
 
     def set_log_position(self, log_position: int) -> None:
         """For session services: this copy now reflects the first ``log_position`` events."""

@@ -60,7 +60,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable
 from typing import Any
 
-from eventide._fastpath import LentList
+from eventide._fastpath import LentList, fields_of, write_fields
 from eventide._ids import new_id
 from eventide.errors import (
     AlreadyExistsError,
@@ -328,12 +328,14 @@ class SessionService(BaseSessionService):
 
         The base class's steps (``prepare_event_for_commit``, then ``_append_event``) in one
         coroutine, using the delta's scope split that the preparation found: the Runner
-        commits every event before the agent resumes, so this is paid per event.
+        commits every event before the agent resumes, so this is paid per event. Fields are
+        read through ``_fastpath.fields_of`` (an attribute read on a model is a generic lookup).
         """
-        if event.partial:
+        fields = fields_of(event)
+        if fields["partial"]:
             return event
         session_delta, app_delta, user_delta = prepare_event_for_commit(event)
-        delta = event.actions.state_delta
+        delta: dict[str, Any] = fields["actions"].state_delta
         if compare_and_set is None:
             compare_and_set = self.compare_and_set
         store = self._store if self._ready else await self._open()
@@ -350,15 +352,16 @@ class SessionService(BaseSessionService):
                     size=size,
                     limit=self.max_event_bytes,
                 )
-        expected = session.log_position
+        where = fields_of(session)
+        expected: int = where["log_position"]
         outcome = await store.append(
             AppendRequest(
-                session.app_name,
-                session.user_id,
-                session.id,
-                event.id,
-                event.invocation_id,
-                event.timestamp,
+                where["app_name"],
+                where["user_id"],
+                where["id"],
+                fields["id"],
+                fields["invocation_id"],
+                fields["timestamp"],
                 event_json,
                 session_delta,
                 app_delta,
@@ -371,7 +374,7 @@ class SessionService(BaseSessionService):
         if status == "committed":
             if outcome.before == expected:
                 if delta:
-                    session.state.update(delta)
+                    where["state"].update(delta)
             else:
                 await self._fold(session, outcome, outcome.before)
             session.record_commit(event, outcome.seq)
@@ -503,7 +506,7 @@ def _session(
         last_update_time=loaded.update_time,
         log_position=loaded.last_seq,
     )
-    # Assigned, not passed to the constructor: that would validate each event again
+    # Written, not passed to the constructor: that would validate each event again
     # (microseconds a call) into a new list, and the lent list must be the one held.
-    session.events = events
+    write_fields(session, {"events": events})
     return session
