@@ -247,12 +247,12 @@ _PARTIAL_DOC = inspect.getdoc(functools.partial)
 def _callable_doc(func: Callable[..., Any]) -> str:
     """The docstring that describes ``func``: a ``functools.partial``'s is its function's,
     a callable object's is its class's, else its ``__call__``'s (as google-adk reads them)."""
-    doc = inspect.getdoc(func) or ""
-    if isinstance(func, functools.partial):
-        partial = cast("functools.partial[Any]", func)
-        return _callable_doc(partial.func) if doc == _PARTIAL_DOC else doc
-    if not doc and not inspect.isroutine(func) and not isinstance(func, type):
-        call = getattr(func, "__call__", None)  # noqa: B004 - the method, not callable()
+    target: Any = func  # any callable: a function, a partial, an object with __call__
+    doc = inspect.getdoc(target) or ""
+    if isinstance(target, functools.partial):
+        return _callable_doc(target.func) if doc == _PARTIAL_DOC else doc
+    if not doc and not inspect.isroutine(target) and not isinstance(target, type):
+        call = getattr(target, "__call__", None)  # noqa: B004 - the method, not callable()
         if call is not None:
             doc = inspect.getdoc(call) or ""
     return doc
