@@ -248,10 +248,20 @@ def test_eval_bodies_are_strict_in_both_spellings(client: httpx.Client, session_
         "conversation": [{"userContent": {"role": "user", "parts": [{"text": "hi"}]}}],
     }
     camel = {"evalSet": {"evalSetId": "camel_set", "evalCases": [adk_case]}}
+    # The very body google-adk 2.13's web UI posts to create a set.
+    adk_ui = {
+        "eval_set": {
+            "eval_set_id": "ui_set",
+            "model_execution_mode": "live",
+            "tool_execution_mode": "live",
+            "eval_cases": [],
+        }
+    }
     assert client.post(f"{dev}/eval-sets", json=snake).status_code == 200
     assert client.post(f"{dev}/eval-sets", json=camel).status_code == 200, "camel"
+    assert client.post(f"{dev}/eval-sets", json=adk_ui).status_code == 200, "google-adk's UI"
     listed = client.get(f"{dev}/eval-sets").json()["evalSetIds"]
-    assert sorted(listed) == ["camel_set", "snake_set"]
+    assert sorted(listed) == ["camel_set", "snake_set", "ui_set"]
 
     case_path = f"{dev}/eval-sets/camel_set/eval-cases/c1"
     bad_case = client.put(case_path, json={**adk_case, "conversaton": []})

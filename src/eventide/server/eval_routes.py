@@ -112,7 +112,8 @@ def _field(data: JsonValue, name: str) -> Any:
 # The fields google-adk's records have besides Eventide's: accepted in request bodies (and
 # kept), so that a case google-adk wrote, read back and sent again is not refused.
 _ADK_ONLY: dict[type[BaseModel], frozenset[str]] = {
-    EvalSet: frozenset(),
+    # google-adk's web UI creates a set with both modes ("live"); its server ignores them.
+    EvalSet: frozenset({"model_execution_mode", "tool_execution_mode"}),
     EvalCase: frozenset({"conversation_scenario", "rubrics"}),
     Invocation: frozenset(
         {"duration", "model_duration", "tool_duration", "rubrics", "app_details"}
