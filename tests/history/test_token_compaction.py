@@ -196,6 +196,27 @@ def test_the_latest_summary_in_log_order_is_the_seed() -> None:
     ]
 
 
+def test_no_summary_when_what_it_replaces_is_smaller_than_the_last_one() -> None:
+    """The prompt is over the threshold, but the two new events hold fewer characters than
+    the previous summary: a new one would not shrink the prompt, so none is written until
+    enough has been said."""
+    events = [
+        said(1, "i1", "e1"),
+        summary(1, 1, "x" * 30, at=1.5),
+        said(2, "i2", "a" * 10),
+        said(3, "i3", "b" * 10),
+        said(4, "i4", "kept", tokens=100),
+    ]
+    assert token_events_to_compact(events, threshold=50, retention=1) is None
+    events.insert(-1, said(3.5, "i35", "c" * 11))
+    assert labels(token_events_to_compact(events, threshold=50, retention=1)) == [
+        f"S:{'x' * 30}",
+        "i2",
+        "i3",
+        "i35",
+    ]
+
+
 def test_a_kept_response_keeps_its_call() -> None:
     events = [said(1, "i1", "e1"), call(2, "i2", "c1"), answer(3, "i2", "c1", tokens=100)]
     assert labels(token_events_to_compact(events, threshold=50, retention=1)) == ["i1"]

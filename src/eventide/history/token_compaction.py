@@ -14,6 +14,11 @@ What is never summarised, so the model still sees a whole exchange:
 - a function call with no response yet (a tool still to answer, a confirmation or
   credential request awaiting the user) and everything after it: the summarised stretch
   stops before it.
+
+A summary is written only when the events it would replace hold more characters than the
+previous summary (the best guess at the new one's size): with a threshold the summary and
+the kept events alone exceed, it waits for enough new events rather than summarising every
+turn.
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ def token_events_to_compact(
 
     The latest compaction event (if any) first, then the visible events after its range,
     except the last ``retention`` of them and what must stay with them (see the module).
-    None as well when nothing is left to summarise.
+    None as well when nothing is left to summarise, or when what is left has fewer
+    characters than the latest summary (a new one would not make the prompt smaller).
     """
     if prompt_tokens_now(events) < threshold:
         return None
@@ -90,7 +96,16 @@ def token_events_to_compact(
     chosen = chosen[: _first_unanswered_call(chosen, events)]
     if not chosen:
         return None
-    return ([seed] if seed is not None else []) + chosen
+    if seed is None:
+        return chosen
+    # Worth a summary only when what it replaces is larger than the last summary (the
+    # best guess at this one's size): else every turn would pay for a summary that saves
+    # nothing, the prompt staying over the threshold.
+    previous = seed.actions.compaction
+    assert previous is not None
+    if sum(_content_chars(e.content) for e in chosen) <= _content_chars(previous.compacted_content):
+        return None
+    return [seed, *chosen]
 
 
 def _split_keeping_calls(candidates: list[Event], retention: int) -> int:
