@@ -62,14 +62,19 @@ async def test_bad_names_write_nothing_to_disk(tmp_path: Path) -> None:
 
 
 async def test_ids_cannot_escape_the_root(tmp_path: Path) -> None:
-    """App, user and session ids are encoded too: '..' or '/' in them stays inside root."""
+    """Ids that are allowed but look like paths are encoded: they stay inside root.
+
+    ('..', '/' and '\\' in an id are refused up front: tests/artifacts/test_storage_ids.py.)
+    """
     root = tmp_path / "root"
     service = FileArtifactService(root)
-    where: Where = {"app_name": "..", "user_id": "../../etc", "session_id": "/tmp/x"}
+    where: Where = {"app_name": ".tmp", "user_id": "...", "session_id": "%2e%2e%2f..%2fC:"}
     await service.save_artifact(**where, filename="f.txt", artifact=types.Part(text="x"))
     assert entries(tmp_path) == [root]  # nothing created beside root
     assert all(root in p.parents for p in files_under(tmp_path))
+    assert not (root / ".tmp" / "...").exists()  # the app did not land in the staging folder
     assert await service.load_artifact(**where, filename="f.txt") == types.Part(text="x")
+    assert await service.list_artifact_keys(**where) == ["f.txt"]
 
 
 async def test_a_crash_before_commit_leaves_no_version(tmp_path: Path) -> None:

@@ -176,7 +176,9 @@ async def test_a_turn_after_a_compaction_resumes_with_the_summary() -> None:
     continues it (the model sees the summary, not the raw first turn) and the next
     compaction follows the resumed turn."""
     summarizer = _Summary()
-    scenario = _Scenario(EventsCompactionConfig(compaction_interval=1, summarizer=summarizer))
+    scenario = _Scenario(
+        EventsCompactionConfig(compaction_interval=1, overlap_size=0, summarizer=summarizer)
+    )
     service = InMemorySessionService()
     runner = Runner(app=scenario.app, session_service=service)
     session = await service.create_session(app_name="app", user_id="u")
@@ -214,7 +216,7 @@ async def test_a_failed_compaction_warning_is_not_a_turn(tmp_path: Path) -> None
     stored = await service.get_session(app_name="paused_app", user_id="u", session_id=session.id)
     assert stored is not None
     paused_id = stored.events[0].invocation_id
-    config = EventsCompactionConfig(compaction_interval=1)
+    config = EventsCompactionConfig(compaction_interval=1, overlap_size=0)
     warning = await compact_if_due(stored.events, config, _Summary(fail=True))
     assert warning is not None
     assert (warning.custom_metadata or {}).get("eventide_warning") == "compaction_failed"
@@ -250,7 +252,7 @@ async def test_a_paused_invocation_is_compacted_only_once_answered(tmp_path: Pat
         plugins=app.plugins,
         resumability_config=app.resumability_config,
         events_compaction_config=EventsCompactionConfig(
-            compaction_interval=1, summarizer=summarizer
+            compaction_interval=1, overlap_size=0, summarizer=summarizer
         ),
     )
     service = InMemorySessionService()

@@ -208,7 +208,7 @@ async def test_the_default_summarizer_is_the_root_agents_model(stores: Stores) -
     app = App(
         name=stores.app,
         root_agent=LlmAgent(name="chat", model=model),
-        events_compaction_config=EventsCompactionConfig(compaction_interval=2),
+        events_compaction_config=EventsCompactionConfig(compaction_interval=2, overlap_size=0),
     )
     runner = Runner(app=app, session_service=stores.sessions)
     await stores.sessions.create_session(app_name=stores.app, user_id=stores.user, session_id="s")

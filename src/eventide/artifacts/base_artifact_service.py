@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from eventide import types
 from eventide._model import snake_case_keys
-from eventide.errors import InvalidArtifactNameError, UsageError
+from eventide.errors import InputValidationError, InvalidArtifactNameError, UsageError
 
 __all__ = [
     "TOMBSTONE_MIME_TYPE",
@@ -22,6 +22,8 @@ __all__ = [
     "is_user_scoped",
     "tombstone",
     "validate_artifact_name",
+    "validate_storage_id",
+    "validate_storage_scope",
 ]
 
 TOMBSTONE_MIME_TYPE = "application/vnd.eventide.absent"
@@ -237,3 +239,44 @@ def validate_artifact_name(filename: str) -> None:
         raise InvalidArtifactNameError(
             filename, "path segments may not be empty, '.' or '..' (no path traversal)"
         )
+
+
+def validate_storage_id(argument: str, value: str) -> None:
+    """Refuse an ``app_name``, ``user_id`` or ``session_id`` that a storage service keeps
+    as a folder name when it is empty (or blank), ``.``, ``..``, or holds ``/``, ``\\`` or
+    NUL, as google-adk's ``FileArtifactService`` tests expect (google-adk 2.13 itself lets
+    ``/`` and ``\\`` through, as nested folders).
+
+    Eventide's services percent-encode every folder name, so no id could escape its
+    folder anyway; refusing these up front keeps one rule with google-adk and makes a
+    mistaken id (a path where an id belongs) an error rather than an odd folder.
+
+    Raises:
+        InputValidationError: naming ``argument`` and what it may hold.
+    """
+    problem = None
+    if not value.strip():
+        problem = "is empty"
+    elif value in (".", ".."):
+        problem = f"is {value!r}, a path traversal segment"
+    elif "/" in value or "\\" in value:
+        problem = "contains a path separator ('/' or '\\\\')"
+    elif "\x00" in value:
+        problem = "contains a NUL byte"
+    if problem is not None:
+        raise InputValidationError(
+            f"{argument} {value!r} {problem}; an artifact's {argument} must be a non-blank "
+            "id other than '.' and '..', without '/', '\\\\' or NUL (any other character "
+            "is fine)."
+        )
+
+
+def validate_storage_scope(
+    app_name: str, user_id: str, session_id: str | None, filename: str | None = None
+) -> None:
+    """:func:`validate_storage_id` on the ids a call uses as folder names: ``session_id``
+    only when given and the call is not about a ``user:`` file (which ignores it)."""
+    validate_storage_id("app_name", app_name)
+    validate_storage_id("user_id", user_id)
+    if session_id is not None and (filename is None or not is_user_scoped(filename)):
+        validate_storage_id("session_id", session_id)

@@ -8,7 +8,9 @@ Layout under ``root``::
 
 Every path segment is percent-encoded (a file name with ``/`` is one folder, never a
 subfolder, and no segment starts with ``.``), so no name can reach outside ``root``; names
-are also checked with :func:`validate_artifact_name` before anything is written.
+are also checked with :func:`validate_artifact_name` before anything is written, and app,
+user and session ids with :func:`validate_storage_scope` on every call (google-adk's rule: no
+empty id, no ``.`` or ``..``, no ``/``, ``\\`` or NUL).
 
 A save writes ``payload`` and ``meta.json`` into a fresh folder under ``.tmp``, fsyncs both
 files and the folder, then renames the folder to the next version number and fsyncs the
@@ -39,6 +41,7 @@ from eventide.artifacts.base_artifact_service import (
     is_user_scoped,
     new_version_record,
     validate_artifact_name,
+    validate_storage_scope,
 )
 from eventide.errors import (
     BackendError,
@@ -142,6 +145,7 @@ class FileArtifactService(BaseArtifactService):
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str | None
     ) -> list[str]:
+        validate_storage_scope(app_name, user_id, session_id)
         user_folder = self.root / path_segment(app_name) / path_segment(user_id)
         session_folder = user_folder / "sessions" / path_segment(session_id or "")
         return await asyncio.to_thread(self._keys_sync, session_folder, user_folder / "user")
@@ -162,6 +166,7 @@ class FileArtifactService(BaseArtifactService):
     def _file_folder(
         self, app_name: str, user_id: str, session_id: str | None, filename: str
     ) -> Path:
+        validate_storage_scope(app_name, user_id, session_id, filename)
         base = self.root / path_segment(app_name) / path_segment(user_id)
         if is_user_scoped(filename):
             return base / "user" / path_segment(filename[len(_USER_PREFIX) :])

@@ -43,6 +43,7 @@ from eventide.artifacts.base_artifact_service import (
     is_user_scoped,
     new_version_record,
     validate_artifact_name,
+    validate_storage_scope,
 )
 from eventide.artifacts.file_artifact_service import (
     decode_part,
@@ -135,6 +136,7 @@ class FsspecArtifactService(BaseArtifactService):
     async def list_artifact_keys(
         self, *, app_name: str, user_id: str, session_id: str | None
     ) -> list[str]:
+        validate_storage_scope(app_name, user_id, session_id)
         user_folder = f"{self._base}/{path_segment(app_name)}/{path_segment(user_id)}"
         session_folder = f"{user_folder}/sessions/{path_segment(session_id or '')}"
         return await asyncio.to_thread(self._keys_sync, session_folder, f"{user_folder}/user")
@@ -155,6 +157,7 @@ class FsspecArtifactService(BaseArtifactService):
     def _file_folder(
         self, app_name: str, user_id: str, session_id: str | None, filename: str
     ) -> str:
+        validate_storage_scope(app_name, user_id, session_id, filename)
         base = f"{self._base}/{path_segment(app_name)}/{path_segment(user_id)}"
         if is_user_scoped(filename):
             return f"{base}/user/{path_segment(filename[len(_USER_PREFIX) :])}"

@@ -13,6 +13,10 @@ The previous summary is part of the summarizer's input and its range is folded i
 one, so the model sees one summary followed by the recent turns: the request stays bounded
 however long the session grows.
 
+With ``token_threshold=T, event_retention_size=R`` instead (or as well), a compaction is due
+when the last model call's prompt reached ``T`` tokens and keeps the last ``R`` events as
+they are: see :mod:`eventide.history.token_compaction` (checked first).
+
 When the summarizer fails, the turn has already completed: the Runner appends a warning
 event (``custom_metadata["eventide_warning"] == "compaction_failed"``) and logs a warning;
 the history stays uncompacted and compaction is tried again after the next invocation.
@@ -24,12 +28,14 @@ import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from eventide import types
 from eventide._ids import new_invocation_id
 from eventide.errors import UsageError
 from eventide.events import Event, EventActions, EventCompaction
+from eventide.history.token_compaction import token_events_to_compact
 from eventide.models.base_llm import BaseLlm
 from eventide.models.llm_request import LlmRequest
 from eventide.runtime.markers import WARNING_KEY
@@ -135,28 +141,54 @@ class LlmEventSummarizer(BaseEventsSummarizer):
         )
 
 
-@dataclass(slots=True, kw_only=True)
-class EventsCompactionConfig:
+class EventsCompactionConfig(BaseModel):
     """When and how an app's sessions are compacted (``App(events_compaction_config=...)``).
+
+    Two triggers, each a pair of settings given together (at least one pair):
+
+    - every few invocations: ``compaction_interval`` and ``overlap_size``;
+    - when the prompt is large: ``token_threshold`` and ``event_retention_size``
+      (:mod:`eventide.history.token_compaction`); checked first when both are set.
+
+    A pair given by half, or no pair, is a ``pydantic.ValidationError`` (google-adk's).
 
     Attributes:
         compaction_interval: compact after this many invocations since the last compaction.
         overlap_size: how many already-compacted invocations the next summary covers again.
+        token_threshold: compact after an invocation whose last model call's prompt had at
+            least this many tokens.
+        event_retention_size: how many of the latest events a token-threshold compaction
+            leaves as they are.
         summarizer: writes the summaries; by default an ``LlmEventSummarizer`` on the root
             agent's model.
     """
 
-    compaction_interval: int
-    overlap_size: int = 0
-    summarizer: BaseEventsSummarizer | None = None
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
-    def __post_init__(self) -> None:
-        if self.compaction_interval < 1:
-            raise UsageError(
-                f"compaction_interval must be at least 1, got {self.compaction_interval}."
+    summarizer: BaseEventsSummarizer | None = None
+    compaction_interval: int | None = Field(default=None, gt=0)
+    overlap_size: int | None = Field(default=None, ge=0)
+    token_threshold: int | None = Field(default=None, gt=0)
+    event_retention_size: int | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _check_pairs(self) -> EventsCompactionConfig:
+        if (self.compaction_interval is None) != (self.overlap_size is None):
+            raise ValueError(
+                "compaction_interval and overlap_size must be set together (overlap_size=0 "
+                "for summaries that do not overlap)."
             )
-        if self.overlap_size < 0:
-            raise UsageError(f"overlap_size must be 0 or more, got {self.overlap_size}.")
+        if (self.token_threshold is None) != (self.event_retention_size is None):
+            raise ValueError(
+                "token_threshold and event_retention_size must be set together "
+                "(event_retention_size=0 to summarise every event)."
+            )
+        if self.compaction_interval is None and self.token_threshold is None:
+            raise ValueError(
+                "EventsCompactionConfig needs a trigger: compaction_interval with "
+                "overlap_size, or token_threshold with event_retention_size (or both pairs)."
+            )
+        return self
 
 
 def transcript_of(events: Sequence[Event]) -> str:
@@ -326,11 +358,26 @@ async def compact_if_due(
 ) -> Event | None:
     """The event to append after an invocation: a compaction event when one is due and the
     summarizer wrote it, a warning event when the summarizer failed, else None."""
+    if config.token_threshold is not None and config.event_retention_size is not None:
+        chosen = token_events_to_compact(
+            events, threshold=config.token_threshold, retention=config.event_retention_size
+        )
+        if chosen is not None:
+            written = await _summarize(summarizer, chosen)
+            if written is not None:
+                return written
+    if config.compaction_interval is None:
+        return None
     chosen = events_to_compact(
-        events, interval=config.compaction_interval, overlap=config.overlap_size
+        events, interval=config.compaction_interval, overlap=config.overlap_size or 0
     )
     if chosen is None:
         return None
+    return await _summarize(summarizer, chosen)
+
+
+async def _summarize(summarizer: BaseEventsSummarizer, chosen: list[Event]) -> Event | None:
+    """The summarizer's compaction event, None when it skips, a warning event when it fails."""
     try:
         return await summarizer.maybe_summarize_events(events=chosen)
     except Exception as exc:  # any failure of the summarizer leaves the history as it is
