@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from typing import Any
 
 from eventide.agents.base_agent import BaseAgent
+from eventide.agents.chain import run_chain
 from eventide.contexts import InvocationContext
 from eventide.errors import UsageError
 from eventide.events import Event
@@ -15,7 +15,6 @@ from eventide.runtime.replay import (
     Continuation,
     ResumeScope,
     continuation,
-    step_marker,
 )
 
 __all__ = ["LoopAgent", "escalation_reaches"]
@@ -77,33 +76,23 @@ class LoopAgent(BaseAgent):
         )
         return self._rounds(ctx, where)
 
-    async def _rounds(
-        self, ctx: InvocationContext, where: Continuation
-    ) -> AsyncGenerator[Event, None]:
+    def _rounds(self, ctx: InvocationContext, where: Continuation) -> AsyncGenerator[Event, None]:
         if not self.sub_agents:
             # Nothing could ever escalate: an unbounded loop would spin forever.
-            return
-        limit = self.max_iterations
-        times_looped = int(where.state.get("times_looped", 0))
-        start, scope, escalated = where.start, where.scope, where.escalated
-        while limit is None or times_looped < limit:
-            for index in range(start, len(self.sub_agents)):
-                sub_agent = self.sub_agents[index]
-                if scope is not None:
-                    ctx.resume, scope = scope, None  # the step in flight continues
-                elif ctx.resumable:
-                    state = {"current_sub_agent": sub_agent.name, "times_looped": times_looped}
-                    yield step_marker(self.name, ctx, state)
-                async with aclosing(sub_agent.run_async(ctx)) as events:
-                    async for event in events:
-                        yield event
-                        if event.actions.escalate and escalation_reaches(self, event.author):
-                            escalated = True
-                ctx.resume = None
-                if escalated or ctx.end_invocation:
-                    return
-            start = 0
-            times_looped += 1
+            return _nothing()
+        return run_chain(
+            self.name,
+            self.sub_agents,
+            ctx,
+            where,
+            rounds=self.max_iterations,
+            ends_on=lambda author: escalation_reaches(self, author),
+        )
+
+
+async def _nothing() -> AsyncGenerator[Event, None]:
+    return
+    yield  # pragma: no cover - makes this an async generator
 
 
 def escalation_reaches(container: BaseAgent, author: str) -> bool:

@@ -10,16 +10,10 @@ from eventide.agents.base_agent import BaseAgent
 from eventide.agents.loop_agent import escalation_reaches
 from eventide.contexts import InvocationContext
 from eventide.events import Event
+from eventide.runtime.commit_channel import CommitChannel, Done
 from eventide.runtime.replay import AgentProgress, ResumeScope, continuation, step_marker
 
 __all__ = ["ParallelAgent"]
-
-
-class _BranchDone:
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException | None) -> None:
-        self.error = error
 
 
 class ParallelAgent(BaseAgent):
@@ -73,7 +67,7 @@ class ParallelAgent(BaseAgent):
     async def _fan_out(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         if not self.sub_agents:
             return
-        queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | _BranchDone] = asyncio.Queue()
+        queue = CommitChannel(asyncio.get_running_loop())
         prefix = self._branch_prefix(ctx.branch)
         tasks = [
             asyncio.create_task(
@@ -89,7 +83,7 @@ class ParallelAgent(BaseAgent):
         try:
             while running:
                 item = await queue.get()
-                if isinstance(item, _BranchDone):
+                if isinstance(item, Done):
                     running -= 1
                     if item.error is not None:
                         raise item.error
@@ -132,23 +126,20 @@ class ParallelAgent(BaseAgent):
     async def _run_branch(
         agent: BaseAgent,
         ctx: InvocationContext,
-        queue: asyncio.Queue[tuple[Event, asyncio.Future[None]] | _BranchDone],
+        queue: CommitChannel,
     ) -> None:
-        loop = asyncio.get_running_loop()
         try:
             async with aclosing(agent.run_async(ctx)) as events:
                 async for event in events:
                     if event.branch is None:
                         event.branch = ctx.branch
-                    committed: asyncio.Future[None] = loop.create_future()
-                    await queue.put((event, committed))
-                    await committed
+                    await queue.commit(event)
         except asyncio.CancelledError:
             raise
         except BaseException as error:  # handed to the consumer, which re-raises it
-            await queue.put(_BranchDone(error))
+            queue.put(Done(error))
             return
-        await queue.put(_BranchDone(None))
+        queue.put(Done(None))
 
 
 async def _nothing() -> AsyncGenerator[Event, None]:

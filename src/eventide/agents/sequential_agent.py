@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 
 from eventide.agents.base_agent import BaseAgent
+from eventide.agents.chain import run_chain
 from eventide.contexts import InvocationContext
 from eventide.events import Event
 from eventide.runtime.replay import (
@@ -13,7 +13,6 @@ from eventide.runtime.replay import (
     Continuation,
     ResumeScope,
     continuation,
-    step_marker,
 )
 
 __all__ = ["SequentialAgent"]
@@ -42,18 +41,5 @@ class SequentialAgent(BaseAgent):
         )
         return self._steps(ctx, where)
 
-    async def _steps(
-        self, ctx: InvocationContext, where: Continuation
-    ) -> AsyncGenerator[Event, None]:
-        for index in range(where.start, len(self.sub_agents)):
-            sub_agent = self.sub_agents[index]
-            if where.scope is not None and index == where.start:
-                ctx.resume = where.scope  # the step in flight continues from its events
-            elif ctx.resumable:
-                yield step_marker(self.name, ctx, {"current_sub_agent": sub_agent.name})
-            async with aclosing(sub_agent.run_async(ctx)) as events:
-                async for event in events:
-                    yield event
-            ctx.resume = None  # the step took its copy of the scope; later steps run fresh
-            if ctx.end_invocation:
-                return
+    def _steps(self, ctx: InvocationContext, where: Continuation) -> AsyncGenerator[Event, None]:
+        return run_chain(self.name, self.sub_agents, ctx, where)

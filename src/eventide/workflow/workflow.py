@@ -16,7 +16,6 @@ are replayed, not run again.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import AsyncGenerator, Coroutine
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -28,6 +27,7 @@ from eventide.contexts import InvocationContext
 from eventide.errors import GraphValidationError, NodeInterrupted, WorkflowConfigurationError
 from eventide.events import Event
 from eventide.node_context import Context
+from eventide.runtime.commit_channel import CommitChannel, Done
 from eventide.runtime.replay import AgentProgress, ResumeScope
 from eventide.workflow.base_node import START, BaseNode
 from eventide.workflow.function_node import FunctionNode
@@ -44,43 +44,6 @@ class _Trigger:
     input: Any
     sub_branch: bool = False
     branch: str | None = None
-
-
-class _Done:
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException | None) -> None:
-        self.error = error
-
-
-_Item = tuple[Event, "asyncio.Future[None]"] | _Done
-
-
-class _Channel:
-    """The graph's events on their way to the Runner: an unbounded queue with one reader
-    (``asyncio.Queue``'s work, without its getter bookkeeping: it is paid per event)."""
-
-    __slots__ = ("items", "loop", "waiter")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.items: deque[_Item] = deque()
-        self.waiter: asyncio.Future[None] | None = None
-
-    def put(self, item: _Item) -> None:
-        self.items.append(item)
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def get(self) -> _Item:
-        while not self.items:
-            self.waiter = self.loop.create_future()
-            try:
-                await self.waiter
-            finally:
-                self.waiter = None
-        return self.items.popleft()
 
 
 class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariableOverride]
@@ -128,20 +91,13 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
 
     # --- as an agent (the Runner's entry) ---
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        loop = asyncio.get_running_loop()
-        queue = _Channel(loop)
-
-        async def emit(event: Event) -> None:
-            committed: asyncio.Future[None] = loop.create_future()
-            queue.put((event, committed))
-            await committed
-
+        queue = CommitChannel(asyncio.get_running_loop())
         path = f"{self.name}@1"
         log = read_run(ctx.session.events, path)
         node_input: Any = ctx.user_content
         if log.resuming and log.start is not None:
             node_input = log.start
-        runner = NodeRunner(emit, log, resumable=ctx.resumable)
+        runner = NodeRunner(queue.commit, log, resumable=ctx.resumable)
         root = Context(
             ctx, node=self, node_path=path, run_id="1", runtime=runner, event_author=self.name
         )
@@ -155,15 +111,15 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
                 # answer continues the run from the log.
                 ctx.end_invocation = True
             except BaseException as error:  # noqa: BLE001 - handed to the consumer
-                queue.put(_Done(error))
+                queue.put(Done(error))
                 return
-            queue.put(_Done(None))
+            queue.put(Done(None))
 
         task = asyncio.create_task(main(), name=f"eventide-workflow-{self.name}")
         try:
             while True:
                 item = await queue.get()
-                if isinstance(item, _Done):
+                if isinstance(item, Done):
                     if item.error is not None:
                         raise item.error
                     return

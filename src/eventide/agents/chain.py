@@ -1,0 +1,78 @@
+"""The chain a ``SequentialAgent`` and a ``LoopAgent`` share: steps run one after another,
+once (a sequence) or round after round (a loop, the chain with a route back from its last
+step to its first).
+
+Each step is a sub-agent run in the chain's invocation; its events are forwarded as they
+come (no channel: the chain's generator is the step's, so a step resumes after its own
+commit at no cost per event). In a resumable invocation the chain commits its step marker
+before each step (``{"current_sub_agent": name}``, a loop's with ``"times_looped"``);
+resumed (:class:`~eventide.runtime.replay.Continuation`), it continues the step in flight
+from its own events and runs the rest. See docs/architecture.md, section 15.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable, Sequence
+from contextlib import aclosing
+from typing import Any, Protocol
+
+from eventide.contexts import InvocationContext
+from eventide.events import Event
+from eventide.runtime.replay import Continuation, step_marker
+
+__all__ = ["Step", "run_chain"]
+
+
+class Step(Protocol):
+    """What the chain reads of a sub-agent."""
+
+    @property
+    def name(self) -> str: ...
+
+    def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]: ...
+
+
+async def run_chain(
+    owner: str,
+    steps: Sequence[Step],
+    ctx: InvocationContext,
+    where: Continuation,
+    *,
+    rounds: int | None = 1,
+    ends_on: Callable[[str], bool] | None = None,
+) -> AsyncGenerator[Event, None]:
+    """Run ``steps`` for ``owner`` (the chain agent's name) from ``where``.
+
+    Args:
+        rounds: 1 for a sequence; a loop's ``max_iterations`` (None: until an escalation).
+        ends_on: a loop's escalation rule: whether an ``escalate`` event by ``author`` ends
+            the chain, once that author's step has finished. None: a sequence, which does
+            not watch escalations and writes no ``times_looped``.
+    """
+    looping = ends_on is not None
+    times_looped = int(where.state.get("times_looped", 0))
+    start, scope, escalated = where.start, where.scope, where.escalated
+    while rounds is None or times_looped < rounds:
+        for index in range(start, len(steps)):
+            step = steps[index]
+            if scope is not None:
+                ctx.resume, scope = scope, None  # the step in flight continues from its events
+            elif ctx.resumable:
+                state: dict[str, Any] = {"current_sub_agent": step.name}
+                if looping:
+                    state["times_looped"] = times_looped
+                yield step_marker(owner, ctx, state)
+            async with aclosing(step.run_async(ctx)) as events:
+                if ends_on is None:
+                    async for event in events:
+                        yield event
+                else:
+                    async for event in events:
+                        yield event
+                        if event.actions.escalate and ends_on(event.author):
+                            escalated = True
+            ctx.resume = None  # the step took its copy of the scope; later steps run fresh
+            if escalated or ctx.end_invocation:
+                return
+        start = 0
+        times_looped += 1
