@@ -133,6 +133,12 @@ def test_the_agent_graph_is_readable_and_zooms(server: ThreadedServer, page: Any
     page.locator("#graph-zoom-in").click()
     expect(page.locator("#graph-scale")).to_have_text("125%")
     assert label.bounding_box()["height"] == pytest.approx(before * 1.25, rel=0.05)
+    # A turn re-renders the inspector: the graph stays as the user zoomed it.
+    _chat(page, "hello")
+    expect(page.locator(".msg-agent .msg-text").last).to_contain_text("Answer")
+    expect(page.locator("#graph-scale")).to_have_text("125%")
+    zoomed = page.locator("#graph-viewport svg text").first
+    assert zoomed.bounding_box()["height"] == pytest.approx(before * 1.25, rel=0.05)
     page.locator("#graph-viewport").hover()
     page.mouse.wheel(0, 200)  # wheel down zooms out
     expect(page.locator("#graph-scale")).not_to_have_text("125%")

@@ -365,9 +365,15 @@ function artifactsTab() {
 }
 
 // The app's agents, tools, transfers and workflow edges, drawn by the server (Graphviz).
+// Drawn once per app: the inspector re-renders on every session change and turn, and a fresh
+// drawing would throw away the user's zoom and pan.
+let drawnGraph = { app: null, box: null };
+
 function graphTab() {
+  if (drawnGraph.app === ui.app && drawnGraph.box) return [drawnGraph.box];
   const box = h("div", { class: "agent-graph" }, h("p", { class: "muted" }, "Drawing the agent graph…"));
   const app = ui.app;
+  drawnGraph = { app, box };
   (async () => {
     try {
       const svg = new DOMParser().parseFromString(await api.graphSvg(app), "image/svg+xml").documentElement;
