@@ -27,7 +27,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = {
-    "adk": ["google-adk==2.13.0"],
+    "adk": ["google-adk[db]==2.13.0"],  # [db]: SQLAlchemy, for its SQLite sessions
     "openai-agents": ["openai-agents==0.24.0"],
     "pydantic-ai": ["pydantic-ai-slim==2.68.0"],
     "langgraph": ["langgraph==1.2.24", "langchain-core==1.8.3"],
