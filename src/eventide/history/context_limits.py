@@ -36,8 +36,18 @@ TokenCounter = Callable[[types.Content], int]
 
 def approximate_tokens(content: types.Content) -> int:
     """About four characters a token, over text, function calls and their results."""
+    return max(1, content_characters(content) // 4)
+
+
+def content_characters(
+    content: types.Content | None, *, thoughts: bool = True, inline_data: bool = True
+) -> int:
+    """The characters of a content's text, function calls and results (and, unless told
+    otherwise, its thoughts and inline data): what the token estimates count."""
     characters = 0
-    for part in content.parts or ():
+    for part in (content.parts or ()) if content is not None else ():
+        if part.thought and not thoughts:
+            continue
         if part.text:
             characters += len(part.text)
         elif part.function_call is not None:
@@ -48,9 +58,9 @@ def approximate_tokens(content: types.Content) -> int:
             characters += len(answer.name or "") + len(
                 json.dumps(answer.response or {}, default=str)
             )
-        elif part.inline_data is not None and part.inline_data.data:
+        elif inline_data and part.inline_data is not None and part.inline_data.data:
             characters += len(part.inline_data.data)
-    return max(1, characters // 4)
+    return characters
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,11 +23,11 @@ turn.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from eventide import types
 from eventide.events import Event
+from eventide.history.context_limits import content_characters
 
 __all__ = ["prompt_tokens_now", "token_events_to_compact"]
 
@@ -142,16 +142,4 @@ def _first_unanswered_call(chosen: list[Event], events: Sequence[Event]) -> int:
 
 def _content_chars(content: types.Content | None) -> int:
     """The characters of a content's text (thoughts left out), calls and responses."""
-    total = 0
-    for part in (content.parts or ()) if content is not None else ():
-        if part.thought:
-            continue
-        if part.text:
-            total += len(part.text)
-        elif part.function_call is not None:
-            call = part.function_call
-            total += len(call.name or "") + len(json.dumps(call.args or {}, default=str))
-        elif part.function_response is not None:
-            answer = part.function_response
-            total += len(answer.name or "") + len(json.dumps(answer.response or {}, default=str))
-    return total
+    return content_characters(content, thoughts=False, inline_data=False)
