@@ -38,6 +38,14 @@ workflow, a fresh session per run); ``--measure`` counts runs after two warm-up 
 5,25)::
 
     .venv/bin/python -m benchmarks.callgrind_turns --scenario workflow --workflow chain100
+
+``--scenario agents`` is the workflow agents' own cost in instructions per turn: ``--shape
+sequential`` is a ``SequentialAgent`` of three custom agents (each commits one text event),
+``--shape loop`` a ``LoopAgent`` of the same three run for three rounds, a fresh in-memory
+session per turn; ``--resumable`` runs them in a resumable app (step markers, end
+markers)::
+
+    .venv/bin/python -m benchmarks.callgrind_turns --scenario agents --shape sequential
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ from benchmarks.scenarios import (
 )
 
 WARMUP = 20
+SHAPE_ROUNDS = 3
 HISTORY_EVENTS = 5000
 
 
@@ -233,6 +242,44 @@ async def _workflow_runs(n: int, workload: str) -> None:
         await run()
 
 
+def _shape_agent(shape: str) -> Any:
+    """The ``--scenario agents`` workload: three custom agents in a sequence or a loop."""
+    from collections.abc import AsyncGenerator
+
+    from eventide import BaseAgent, Event, InvocationContext, LoopAgent, SequentialAgent, types
+
+    class Say(BaseAgent):
+        """Commits one text event: its name."""
+
+        async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+            text = types.Part(text=self.name)
+            yield Event(author=self.name, content=types.Content(role="model", parts=[text]))
+
+    steps: list[BaseAgent] = [Say(name=f"say_{n}") for n in range(3)]
+    if shape == "loop":
+        return LoopAgent(name="rounds", sub_agents=steps, max_iterations=SHAPE_ROUNDS)
+    return SequentialAgent(name="steps", sub_agents=steps)
+
+
+async def _shape_turns(n: int, shape: str, resumable: bool) -> None:
+    from eventide import App, InMemorySessionService, ResumabilityConfig, Runner, types
+
+    config = ResumabilityConfig(is_resumable=True) if resumable else None
+    app = App(name=APP, root_agent=_shape_agent(shape), resumability_config=config)
+    runner = Runner(app=app, session_service=InMemorySessionService())
+    expected = 3 * (SHAPE_ROUNDS if shape == "loop" else 1)
+    message = types.Content(role="user", parts=[types.Part(text="go")])
+    for _ in range(WARMUP + n):
+        session = await runner.session_service.create_session(app_name=APP, user_id=USER)
+        texts = 0
+        async for event in runner.run_async(
+            user_id=USER, session_id=session.id, new_message=message
+        ):
+            texts += event.content is not None
+        if texts != expected:
+            raise RuntimeError(f"agents, {shape}: {texts} texts, expected {expected}")
+
+
 def _instructions(scenario: str, n: int, extra: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
@@ -263,11 +310,15 @@ def _instructions(scenario: str, n: int, extra: list[str] | None = None) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--scenario", choices=("2", "3", "history", "openai", "state", "workflow"), default="2"
+        "--scenario",
+        choices=("2", "3", "agents", "history", "openai", "state", "workflow"),
+        default="2",
     )
     parser.add_argument(
         "--workflow", choices=("chain100", "fan1000", "pipeline3"), default="chain100"
     )
+    parser.add_argument("--shape", choices=("sequential", "loop"), default="sequential")
+    parser.add_argument("--resumable", action="store_true", help="agents: a resumable app")
     parser.add_argument("--backend", choices=("memory", "sqlite"), default="sqlite", help="state")
     parser.add_argument("--stack", choices=("eventide", "sdk_post"), default="eventide")
     parser.add_argument("--events", type=int, default=HISTORY_EVENTS, help="history: big size")
@@ -289,6 +340,8 @@ def main() -> None:
             asyncio.run(_state_turns(args.turns, args.backend))
         elif args.scenario == "workflow":
             asyncio.run(_workflow_runs(args.turns, args.workflow))
+        elif args.scenario == "agents":
+            asyncio.run(_shape_turns(args.turns, args.shape, args.resumable))
         else:
             asyncio.run(_turns(int(args.scenario), args.turns))
         return
@@ -301,6 +354,13 @@ def main() -> None:
         low, high = _instructions("workflow", n1, extra), _instructions("workflow", n2, extra)
         per_node = (high - low) / ((n2 - n1) * NODES[args.workflow])
         print(f"workflow {args.workflow}: {per_node / 1000:,.1f}k instructions per node")
+        return
+    if args.scenario == "agents":
+        extra = ["--shape", args.shape] + ["--resumable"] * args.resumable
+        low, high = _instructions("agents", n1, extra), _instructions("agents", n2, extra)
+        per_turn = (high - low) / (n2 - n1)
+        kind = "resumable " if args.resumable else ""
+        print(f"agents, {kind}{args.shape}: {per_turn / 1000:,.0f}k instructions per turn")
         return
     if args.scenario == "state":
         extra = ["--backend", args.backend]

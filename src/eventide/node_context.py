@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from eventide.contexts import InvocationContext, ToolContext
 from eventide.errors import ConfigurationError
-from eventide.events import EventActions, ToolConfirmation
+from eventide.events import Event, EventActions, ToolConfirmation
 
 __all__ = ["Context", "NodeRuntime"]
 
@@ -31,6 +31,11 @@ class NodeRuntime(Protocol):
         use_sub_branch: bool,
     ) -> Any:
         """Run ``node`` as a child of the node ``ctx`` belongs to; its output."""
+        ...
+
+    def committed(self, ctx: Context) -> list[Event]:
+        """The events the node run of ``ctx`` committed in its invocation before the
+        invocation stopped (empty: the run starts afresh)."""
         ...
 
 

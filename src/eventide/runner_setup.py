@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from eventide.agents.base_agent import BaseAgent
+from eventide.agents.base_agent import BaseAgent, check_resumable
 from eventide.errors import UsageError
 
 if TYPE_CHECKING:
@@ -91,6 +91,8 @@ def runner_setup(
         raise UsageError(
             f"Runner(agent=...) needs a BaseAgent (e.g. LlmAgent); got {type(agent).__name__}."
         )
+    if resumability is not None and resumability.is_resumable:
+        check_resumable(agent)  # an App built resumable checked it; one changed since, too
     if add_sessions_to_memory and memory_service is None:
         raise UsageError("add_sessions_to_memory=True needs a memory_service.")
     compactor = None

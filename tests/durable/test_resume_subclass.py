@@ -4,7 +4,7 @@ resume says clearly why it cannot; an unchanged subclass resumes as its parent d
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -19,8 +19,9 @@ from eventide import (
     SequentialAgent,
     types,
 )
-from eventide.errors import ResumeError
+from eventide.errors import ConfigurationError, ResumeError
 from eventide.runtime.replay import AgentProgress, ResumeScope
+from eventide.workflow import Workflow
 
 
 class Crash(Exception):
@@ -109,17 +110,65 @@ async def test_a_subclass_that_changes_no_logic_resumes_as_its_parent() -> None:
     assert [s.runs for s in steps] == [1, 2, 1]
 
 
-async def test_a_subclass_overriding_run_but_not_resume_gets_a_clear_error() -> None:
+def test_a_subclass_overriding_run_but_not_resume_is_refused_when_the_app_is_built() -> None:
     """Issue 31 (a subclass that overrides _run_async_impl): SequentialAgent's continuation
-    does not know the subclass's logic, so resuming raises ResumeError naming the class and
-    the method to override, and nothing runs again."""
+    does not know the subclass's logic, so a resumable app with it is refused when it is
+    built, with an error naming the agent, its class and the method to implement (before,
+    the ResumeError came only at resume, after the crash)."""
     steps = _steps()
     with pytest.raises(
-        ResumeError,
-        match=r"Announcing overrides _run_async_impl without "
-        r"_resume_async_impl",
+        ConfigurationError,
+        match=r"Agent 'root' \(Announcing\) overrides _run_async_impl of SequentialAgent "
+        r"without _resume_async_impl.*Implement _resume_async_impl\(self, ctx, scope, "
+        r"progress\) in Announcing",
     ):
-        await _crash_then_resume(Announcing(name="root", sub_agents=steps))
+        _app(Announcing(name="root", sub_agents=steps))
+    assert [s.runs for s in steps] == [0, 0, 0]
+
+
+def test_the_runner_refuses_it_too_and_a_non_resumable_app_is_unaffected() -> None:
+    """The Runner checks the tree of a resumable app as well (an app made resumable after
+    it was built, as ``eventide worker`` does with dataclasses.replace, or nested below a
+    workflow's agent node); the same agent in a non-resumable app runs as before."""
+    inner = Announcing(name="inner", sub_agents=_steps())
+    plain = App(name="app", root_agent=SequentialAgent(name="root", sub_agents=[inner]))
+    Runner(app=plain, session_service=InMemorySessionService())  # not resumable: accepted
+    plain.resumability_config = ResumabilityConfig(is_resumable=True)
+    with pytest.raises(ConfigurationError, match=r"Agent 'inner' \(Announcing\)"):
+        Runner(app=plain, session_service=InMemorySessionService())
+    with pytest.raises(ConfigurationError, match=r"Agent 'node_agent' \(Announcing\)"):
+        _app(Workflow(name="wf", edges=[("START", Announcing(name="node_agent"))]))
+
+
+def test_an_agent_reading_its_position_from_the_session_passes_the_check() -> None:
+    """``resumes_from_log = True`` says the agent continues by running again (it reads its
+    place from the session), so the subclass is accepted; so is a plain custom agent, which
+    keeps BaseAgent's rule (it runs again when it had committed nothing)."""
+
+    class FromLog(Announcing):
+        resumes_from_log: ClassVar[bool] = True
+
+    _app(FromLog(name="root", sub_agents=_steps()))
+    _app(Step(name="leaf"))
+
+
+async def test_a_subclass_refused_at_construction_still_fails_clearly_at_resume() -> None:
+    """A context built by hand skips the App/Runner check: the resume itself still says
+    what is wrong (ResumeError naming the class and the method), and nothing runs again."""
+    steps = _steps()
+    root = Announcing(name="root", sub_agents=steps)
+    service = InMemorySessionService()
+    runner = Runner(app=App(name="app", root_agent=root), session_service=service)
+    runner.resumable = True  # switched on after the Runner was built: no check ran
+    await service.create_session(app_name="app", user_id="u", session_id="s")
+    with pytest.raises(Crash):
+        async for _ in runner.run_async(user_id="u", session_id="s", new_message="go"):
+            pass
+    with pytest.raises(
+        ResumeError, match=r"Announcing overrides _run_async_impl without _resume_async_impl"
+    ):
+        async for _ in runner.resume_async(user_id="u", session_id="s"):
+            pass
     assert [s.runs for s in steps] == [1, 1, 0]
 
 

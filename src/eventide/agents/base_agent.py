@@ -15,13 +15,13 @@ from eventide._callbacks import first_result, own_chain
 from eventide._model import raise_own_error
 from eventide.agents.resumable_run import run_resumably
 from eventide.contexts import CallbackContext, InvocationContext
-from eventide.errors import AgentTreeError, ResumeError, UsageError
+from eventide.errors import AgentTreeError, ConfigurationError, ResumeError, UsageError
 from eventide.events import Event
 from eventide.plugins.base_plugin import AFTER_AGENT, BEFORE_AGENT, BasePlugin
 from eventide.protocol import USER_AUTHOR
 from eventide.runtime.replay import AgentProgress, ResumeScope
 
-__all__ = ["AgentCallback", "BaseAgent"]
+__all__ = ["AgentCallback", "BaseAgent", "check_resumable"]
 
 _log = logging.getLogger("eventide.agents")
 
@@ -199,11 +199,7 @@ class BaseAgent(BaseModel):
         ``_resume_async_impl`` as well: the parent's continuation knows the parent's
         logic, not the subclass's.
         """
-        cls = type(self)
-        resume_owner = _owner(cls, "_resume_async_impl")
-        if resume_owner is not BaseAgent and issubclass(
-            resume_owner, _owner(cls, "_run_async_impl")
-        ):
+        if _continues_itself(type(self)):
             return self._resume_async_impl(ctx, scope, progress)
         return BaseAgent._resume_async_impl(self, ctx, scope, progress)
 
@@ -274,6 +270,61 @@ class BaseAgent(BaseModel):
 def _owner(cls: type[BaseAgent], method: str) -> type:
     """The class of ``cls``'s MRO that defines ``method``."""
     return next(klass for klass in cls.__mro__ if method in vars(klass))
+
+
+def _continues_itself(cls: type[BaseAgent]) -> bool:
+    """Whether ``cls``'s ``_resume_async_impl`` was written for its ``_run_async_impl``
+    (not BaseAgent's default, and defined in the class that defines the logic or below)."""
+    resume_owner = _owner(cls, "_resume_async_impl")
+    return resume_owner is not BaseAgent and issubclass(
+        resume_owner, _owner(cls, "_run_async_impl")
+    )
+
+
+def check_resumable(root: BaseAgent) -> None:
+    """Refuse, when a resumable app is built, an agent tree with an agent that could not
+    continue an unfinished invocation: one whose class overrides ``_run_async_impl`` of a
+    class that resumes (``SequentialAgent``, ``LoopAgent``, ``LlmAgent``...) without its
+    own ``_resume_async_impl``. Its parent's continuation follows the parent's logic, not
+    the subclass's, so resuming it would fail (``ResumeError``) or repeat its work.
+
+    Agents whose class never had a continuation (a custom ``BaseAgent``) keep BaseAgent's
+    rule (run again when they had committed nothing) and pass, as do agents that read their
+    position from the session (``resumes_from_log = True``). The agents of a workflow's
+    graph nodes are checked with the tree.
+
+    Raises:
+        ConfigurationError: naming the agent, its class and what to implement.
+    """
+    for agent in _agents_of(root):
+        cls = type(agent)
+        if _continues_itself(cls) or getattr(agent, "resumes_from_log", False) is True:
+            continue
+        parent = _owner(cls, "_resume_async_impl")
+        if parent is BaseAgent:
+            continue
+        raise ConfigurationError(
+            f"Agent {agent.name!r} ({cls.__name__}) overrides _run_async_impl of "
+            f"{parent.__name__} without _resume_async_impl, so this resumable app could not "
+            "continue an invocation it was running (after a crash, on another worker): "
+            f"{parent.__name__}'s continuation follows {parent.__name__}'s logic, not "
+            f"{cls.__name__}'s. Implement _resume_async_impl(self, ctx, scope, progress) in "
+            f"{cls.__name__} (continue from progress, the agent's committed events), set "
+            "resumes_from_log = True if the agent reads its position from the session, or "
+            "build the app without resumability_config."
+        )
+
+
+def _agents_of(root: BaseAgent) -> Iterator[BaseAgent]:
+    """The agents of ``root``'s tree and of its workflows' agent nodes (a graph node's
+    ``agent``; read by attribute, since this module knows nothing of workflows)."""
+    for agent in root.walk():
+        yield agent
+        graph: Any = getattr(agent, "graph", None)
+        for node in getattr(graph, "nodes", None) or ():
+            inner: Any = getattr(node, "agent", None)
+            if isinstance(inner, BaseAgent) and inner is not agent:
+                yield from _agents_of(inner)
 
 
 def _warn_duplicate_names(root: BaseAgent) -> None:

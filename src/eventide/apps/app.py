@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from eventide.agents.base_agent import BaseAgent
+from eventide.agents.base_agent import BaseAgent, check_resumable
 from eventide.errors import UsageError
 from eventide.plugins.base_plugin import BasePlugin
 from eventide.protocol import USER_AUTHOR
@@ -74,6 +74,8 @@ class App:
                 f"App {self.name!r}: root_agent must be a BaseAgent, "
                 f"got {type(self.root_agent).__name__}."
             )
+        if self.resumability_config is not None and self.resumability_config.is_resumable:
+            check_resumable(self.root_agent)
 
 
 def runner_app(

@@ -181,7 +181,7 @@ def plan_resume(root: BaseAgent, session: Session, invocation_id: str | None) ->
     )
     first_agent = next((_agent_of(e) for e in events if e.author != "user"), None)
     start_agent = root.find_agent(first_agent) if first_agent is not None else None
-    return ResumePlan(invocation_id, ResumeScope(events), user_content, start_agent)
+    return ResumePlan(invocation_id, ResumeScope.of(events), user_content, start_agent)
 
 
 def _agent_of(event: Event) -> str:

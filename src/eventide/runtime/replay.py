@@ -1,10 +1,12 @@
-"""The replay index: an invocation's committed events read as a checkpoint.
+"""Resuming agents: an invocation's committed events read as a checkpoint.
 
-A :class:`ResumeScope` is the part of the log an agent resumes from (the events after its
-parent's latest marker); :meth:`ResumeScope.progress` says where one agent stopped in it. A
-workflow agent asks :func:`continuation` which child was in flight: the children before it
-completed (their outputs are in the log and are not run again), that child continues from
-its own part of the log, and the ones after it run as usual. The markers themselves are
+A :class:`ResumeScope` (a view on the invocation's
+:class:`~eventide.runtime.replay_index.ReplayIndex`) is the part of the log an agent resumes
+from (the events after its parent's latest marker); :meth:`ResumeScope.progress` says where
+one agent stopped in it. A workflow agent asks :func:`continuation` which child was in
+flight: the children before it completed (their outputs are in the log and are not run
+again), that child continues from its own part of the log, and the ones after it run as
+usual. The markers themselves are
 described in :mod:`eventide.runtime.markers`.
 """
 
@@ -17,11 +19,13 @@ from typing import Any, Protocol
 from eventide.errors import ResumeError
 from eventide.events import Event, EventActions
 from eventide.runtime.markers import ENDED, FINISHED, INVOCATION_KEY, on_branch
+from eventide.runtime.replay_index import AgentProgress, ReplayIndex
 
 __all__ = [
     "AgentProgress",
     "Continuation",
     "Place",
+    "ReplayIndex",
     "ResumeScope",
     "continuation",
     "end_marker",
@@ -41,67 +45,36 @@ class Place(Protocol):
     def branch(self) -> str | None: ...
 
 
-@dataclass(slots=True)
-class AgentProgress:
-    """What the log says about one agent (on one branch) inside a scope.
-
-    Attributes:
-        events: the agent's own events, as (position in the invocation, event), up to and
-            including its first transfer (later ones belong to a run it was transferred back to).
-        ended: the agent committed ``end_of_agent``.
-        state: its latest ``agent_state`` marker and that marker's position.
-    """
-
-    events: list[tuple[int, Event]] = field(default_factory=list)
-    ended: bool = False
-    state: dict[str, Any] | None = None
-    state_position: int = -1
-
-    @property
-    def started(self) -> bool:
-        """The agent committed at least one event in the scope."""
-        return bool(self.events)
-
-    @property
-    def committed_output(self) -> bool:
-        """The agent committed something beyond markers (content, or actions)."""
-        return any(e.content is not None or not e.actions.is_empty() for _, e in self.events)
-
-
 @dataclass(slots=True, frozen=True)
 class ResumeScope:
-    """The committed events of one invocation, from ``since`` on.
+    """The committed events of one invocation, from ``since`` on: a view on their
+    :class:`ReplayIndex` (read once, shared by every agent and node that resumes from it).
 
     Attributes:
-        events: every event of the invocation committed before the resume, in order.
+        index: the invocation's committed events, read.
         since: the position where the resuming agent's part starts (its parent's marker).
     """
 
-    events: list[Event]
+    index: ReplayIndex
     since: int = 0
+
+    @classmethod
+    def of(cls, events: list[Event]) -> ResumeScope:
+        """The scope of all of ``events`` (read into their index now)."""
+        return cls(ReplayIndex(events))
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event of the invocation committed before the resume, in order."""
+        return self.index.events
 
     def at(self, position: int) -> ResumeScope:
         """The same log, from ``position`` on (for a child agent)."""
-        return ResumeScope(self.events, position)
+        return ResumeScope(self.index, position)
 
     def progress(self, name: str, branch: str | None) -> AgentProgress:
         """Where agent ``name`` on ``branch`` stopped inside this scope."""
-        progress = AgentProgress()
-        events = self.events
-        for position in range(self.since, len(events)):
-            event = events[position]
-            if event.author != name or event.branch != branch:
-                continue
-            progress.events.append((position, event))
-            actions = event.actions
-            if actions.end_of_agent:
-                progress.ended = True
-            if actions.agent_state is not None:
-                progress.state = actions.agent_state
-                progress.state_position = position
-            if actions.transfer_to_agent:
-                break
-        return progress
+        return self.index.progress(name, branch, self.since)
 
     def after(self, position: int, branch: str | None) -> list[Event]:
         """The events after ``position`` on ``branch`` or below it."""

@@ -22,7 +22,6 @@ from eventide.protocol import USER_AUTHOR
 from eventide.runtime.replay import ResumeScope
 from eventide.workflow.base_node import BaseNode
 from eventide.workflow.node_data import content_text, to_plain
-from eventide.workflow.replay import RunLog
 
 if TYPE_CHECKING:
     from eventide.node_context import Context
@@ -49,13 +48,18 @@ class AgentNode(BaseNode):
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         agent = self.agent
         invocation = ctx.get_invocation_context()
-        committed = _in_flight(ctx) if invocation.resumable and not ctx.resume_inputs else []
+        runtime = ctx.node_runtime
+        committed = (
+            runtime.committed(ctx)
+            if runtime is not None and invocation.resumable and not ctx.resume_inputs
+            else []
+        )
         if committed:
             # The node was running when the invocation stopped: its agent continues from
-            # its own committed events (the replay index every agent resumes with), so a
-            # committed model response is not requested again and its calls keep their ids.
+            # its own committed events (read as every agent resumes), so a committed model
+            # response is not requested again and its calls keep their ids.
             invocation = invocation.for_agent(invocation.agent)
-            invocation.resume = ResumeScope(committed)
+            invocation.resume = ResumeScope.of(committed)
         if (
             _is_llm_agent(agent)
             and node_input is not None
@@ -84,22 +88,6 @@ class AgentNode(BaseNode):
                 yield event
         finally:
             await events.aclose()
-
-
-def _in_flight(ctx: Context) -> list[Event]:
-    """The events this node run committed before the invocation stopped (none: it starts).
-
-    Read only when the run's log has a record of the node (it was running): the events of
-    this invocation on the node's path, so replaying a workflow costs nothing more."""
-    log = getattr(ctx.node_runtime, "log", None)
-    if not isinstance(log, RunLog) or log.record(ctx.node_path) is None:
-        return []
-    path, invocation_id = ctx.node_path, ctx.invocation_id
-    return [
-        e
-        for e in ctx.get_invocation_context().session.events
-        if e.node_info.path == path and e.invocation_id == invocation_id
-    ]
 
 
 def _is_llm_agent(agent: Any) -> bool:

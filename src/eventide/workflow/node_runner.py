@@ -259,7 +259,11 @@ class NodeRunner:
                 )
             )
 
-    # --- NodeRuntime: ctx.run_node ---
+    # --- NodeRuntime ---
+    def committed(self, ctx: Context) -> list[Event]:
+        """The events the node run of ``ctx`` committed before the invocation stopped."""
+        return self.log.committed(ctx.node_path, ctx.invocation_id)
+
     async def run_dynamic(
         self,
         ctx: Context,

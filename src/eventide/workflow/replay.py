@@ -8,39 +8,25 @@ request for the user is a long-running function call; a failure is an event with
 commits a small marker (:data:`DONE_KEY`). The user's answers are function responses in
 user events.
 
-:func:`read_run` gathers these for the run the latest user message continues (or the
-run a crashed invocation left), so the workflow replays finished nodes (their outputs,
-not their side effects) and runs again only what had not finished.
+The events are read once, into a :class:`~eventide.runtime.replay_index.ReplayIndex` (the
+reading agents resume from too). :func:`read_run` gathers the records of the run the latest
+user message continues (or the run a crashed invocation left), so the workflow replays
+finished nodes (their outputs, not their side effects) and runs again only what had not
+finished.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from eventide import types
 from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
+from eventide.runtime.replay_index import DONE_KEY, NodeRecord, ReplayIndex
 from eventide.workflow.request_input import answer_value
 
-__all__ = ["DONE_KEY", "NodeRecord", "RunLog", "read_run"]
-
-DONE_KEY = "eventide:node_done"
-"""``custom_metadata`` key of the marker a node that finished without an output commits
-(resumable apps only): it tells a finished node from one that was running at a crash."""
-
-
-@dataclass(slots=True, kw_only=True)
-class NodeRecord:
-    """What the log says about one run of one node (one path)."""
-
-    output: Any = None
-    has_output: bool = False
-    route: Any = None
-    interrupts: list[str] = field(default_factory=list)
-    error: str | None = None
-    done: bool = False
+__all__ = ["DONE_KEY", "NodeRecord", "RunLog", "read_index", "read_run"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -51,11 +37,15 @@ class RunLog:
         start: the user message that started the run (the workflow's input).
         records: node path -> its record.
         answers: interrupt id (function call id) -> the user's answer.
+        index: the log the records were read from (None: a run with nothing to replay).
+        since: the position in ``index`` of the run's first event.
     """
 
     start: types.Content | None = None
     records: dict[str, NodeRecord] = field(default_factory=dict)
     answers: dict[str, Any] = field(default_factory=dict)
+    index: ReplayIndex | None = None
+    since: int = 0
 
     @property
     def resuming(self) -> bool:
@@ -66,71 +56,65 @@ class RunLog:
         """The record of the node run at ``path``, or None when it left no event."""
         return self.records.get(path)
 
+    def committed(self, path: str, invocation_id: str) -> list[Event]:
+        """The events the node run at ``path`` committed in invocation ``invocation_id``
+        (none when the log has no record of it: it starts afresh)."""
+        index = self.index
+        if index is None or path not in self.records:
+            return []
+        return [
+            event
+            for event in index.run_events(path, self.since)
+            if event.node_info.path == path and event.invocation_id == invocation_id
+        ]
 
-def read_run(events: Sequence[Event], root_path: str) -> RunLog:
-    """The run of the workflow at ``root_path`` (``"wf@1"``) that the log ends with.
 
-    Walks back from the end: user messages that only answer requests are collected as
-    answers; the first other user message is the run's start. A run that finished (the
+def read_run(events: list[Event], root_path: str) -> RunLog:
+    """The run of the workflow at ``root_path`` (``"wf@1"``) that the session's
+    ``events`` end with.
+
+    Walks back from the end to the run's start: the first user message that does not
+    only answer requests (the answers after it belong to the run). Only that part of the
+    log is read (:func:`read_index`).
+    """
+    position = len(events)
+    while position > 0:
+        position -= 1
+        event = events[position]
+        if event.author == USER_AUTHOR and not event.node_info.path and not _answers_only(event):
+            break
+    return read_index(ReplayIndex(events, position), root_path)
+
+
+def read_index(index: ReplayIndex, root_path: str) -> RunLog:
+    """The run of the workflow at ``root_path`` that ``index`` (a session's tail, or a
+    resumed invocation's events) ends with.
+
+    User messages that only answer requests are collected as answers, back to the run's
+    start (the latest other user message: the workflow's input). A run that finished (the
     workflow's output was committed) or that has no event yet gives an empty log: the
     workflow starts afresh from that message.
     """
     log = RunLog()
-    prefix = root_path + "/"
-    mine: list[Event] = []
-    for event in reversed(events):
-        path = event.node_info.path
-        if event.author == USER_AUTHOR and not path:
-            responses = event.get_function_responses()
-            if responses and not event.text:
-                for response in responses:
-                    if response.id and response.id not in log.answers:
-                        log.answers[response.id] = answer_value(response.response)
-                continue
-            log.start = event.content
-            break
-        if path == root_path or path.startswith(prefix):
-            mine.append(event)
-    mine.reverse()
-    for event in mine:
-        if event.output is not None and root_path in (event.node_info.output_for or ()):
-            return RunLog(start=log.start)  # the run finished: start afresh
-    for event in mine:
-        _note(log, event)
+    since = index.start
+    events = index.events
+    for position in reversed(index.users):
+        event = events[position]
+        if _answers_only(event):
+            for response in event.get_function_responses():
+                if response.id and response.id not in log.answers:
+                    log.answers[response.id] = answer_value(response.response)
+            continue
+        log.start = event.content
+        since = position
+        break
+    if index.finished(root_path, since):
+        return RunLog(start=log.start)  # the run finished: start afresh
+    log.records = index.records(root_path, since)
+    log.index = index
+    log.since = since
     return log
 
 
-def _note(log: RunLog, event: Event) -> None:
-    info = event.node_info
-    path = info.path
-    record = _record(log, path)
-    for ancestor in _ancestors(path):
-        _record(log, ancestor)
-    if event.output is not None:
-        for target in info.output_for or [path]:
-            owner = _record(log, target)
-            owner.output = event.output
-            owner.has_output = True
-            owner.error = None
-    if event.actions.route is not None:
-        record.route = event.actions.route
-    if event.long_running_tool_ids:
-        for call in event.get_function_calls():
-            if call.id in event.long_running_tool_ids and call.id not in record.interrupts:
-                record.interrupts.append(call.id)
-    if event.error_code and event.output is None:
-        record.error = event.error_code
-    if event.custom_metadata and event.custom_metadata.get(DONE_KEY):
-        record.done = True
-
-
-def _record(log: RunLog, path: str) -> NodeRecord:
-    record = log.records.get(path)
-    if record is None:
-        record = log.records[path] = NodeRecord()
-    return record
-
-
-def _ancestors(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+def _answers_only(event: Event) -> bool:
+    return bool(event.get_function_responses()) and not event.text

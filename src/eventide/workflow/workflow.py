@@ -34,7 +34,7 @@ from eventide.workflow.function_node import FunctionNode
 from eventide.workflow.graph import EdgeItem, Graph
 from eventide.workflow.node_data import validate_node_data
 from eventide.workflow.node_runner import NodeOutcome, NodeRunner
-from eventide.workflow.replay import read_run
+from eventide.workflow.replay import RunLog, read_index, read_run
 
 __all__ = ["Workflow"]
 
@@ -90,10 +90,25 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
                     )
 
     # --- as an agent (the Runner's entry) ---
-    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+    def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        return self._run_top(ctx, read_run(ctx.session.events, f"{self.name}@1"))
+
+    def _resume_async_impl(
+        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
+    ) -> AsyncGenerator[Event, None]:
+        """Continue the run the stopped invocation was in, from the invocation's replay
+        index (read once, by the resume), unless the run had finished (its output
+        committed) before the invocation stopped: then nothing is left to do, where
+        reading it as a finished run would start a new one from the same message."""
+        root = f"{self.name}@1"
+        if scope.index.finished(root, scope.since):
+            return _nothing()
+        return self._run_top(ctx, read_index(scope.index, root))
+
+    async def _run_top(self, ctx: InvocationContext, log: RunLog) -> AsyncGenerator[Event, None]:
+        """Run the graph as the Runner's agent, continuing ``log``'s run."""
         queue = CommitChannel(asyncio.get_running_loop())
         path = f"{self.name}@1"
-        log = read_run(ctx.session.events, path)
         node_input: Any = ctx.user_content
         if log.resuming and log.start is not None:
             node_input = log.start
@@ -130,19 +145,6 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-
-    def _resume_async_impl(
-        self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
-    ) -> AsyncGenerator[Event, None]:
-        """Continue the run the stopped invocation was in: from the log (``read_run``),
-        unless the run had finished (its output committed) before the invocation stopped:
-        then nothing is left to do, where reading it as a finished run would start a new
-        one from the same message."""
-        root = f"{self.name}@1"
-        for event in scope.events[scope.since :]:
-            if event.output is not None and root in (event.node_info.output_for or ()):
-                return _nothing()
-        return self._run_async_impl(ctx)
 
     # --- as a node of another workflow ---
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:

@@ -1,0 +1,191 @@
+"""One reading of an invocation's committed events, for everything that resumes from them.
+
+A resumed invocation asks its log two questions: where an agent stopped (its events, its
+latest step marker, whether it ended; asked by author and branch) and what a workflow's
+node runs left (output, route, requests, error, done; asked by node path). A
+:class:`ReplayIndex` reads the events once, into a table per question, and answers both:
+:class:`~eventide.runtime.replay.ResumeScope` is a view on it (an agent's part of the log)
+and :func:`eventide.workflow.replay.read_run` its path half (a workflow run's records).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from typing import Any
+
+from eventide.events import Event
+from eventide.protocol import USER_AUTHOR
+
+__all__ = ["DONE_KEY", "AgentProgress", "NodeRecord", "ReplayIndex"]
+
+DONE_KEY = "eventide:node_done"
+"""``custom_metadata`` key of the marker a node that finished without an output commits
+(resumable apps only): it tells a finished node from one that was running at a crash."""
+
+
+@dataclass(slots=True)
+class AgentProgress:
+    """What the log says about one agent (on one branch) inside a scope.
+
+    Attributes:
+        events: the agent's own events, as (position in the invocation, event), up to and
+            including its first transfer (later ones belong to a run it was transferred back to).
+        ended: the agent committed ``end_of_agent``.
+        state: its latest ``agent_state`` marker and that marker's position.
+    """
+
+    events: list[tuple[int, Event]] = field(default_factory=list)
+    ended: bool = False
+    state: dict[str, Any] | None = None
+    state_position: int = -1
+
+    @property
+    def started(self) -> bool:
+        """The agent committed at least one event in the scope."""
+        return bool(self.events)
+
+    @property
+    def committed_output(self) -> bool:
+        """The agent committed something beyond markers (content, or actions)."""
+        return any(e.content is not None or not e.actions.is_empty() for _, e in self.events)
+
+
+@dataclass(slots=True, kw_only=True)
+class NodeRecord:
+    """What the log says about one run of one node (one path)."""
+
+    output: Any = None
+    has_output: bool = False
+    route: Any = None
+    interrupts: list[str] = field(default_factory=list)
+    error: str | None = None
+    done: bool = False
+
+
+class ReplayIndex:
+    """``events`` (from position ``start`` on) read once: positions by agent (author and
+    branch), by workflow run (the first segment of the node path, ``wf@1``), and the user's
+    own messages (no node path). Positions are indexes into ``events``."""
+
+    __slots__ = ("_agents", "_runs", "events", "start", "users")
+
+    def __init__(self, events: list[Event], start: int = 0) -> None:
+        self.events = events
+        self.start = start
+        agents: dict[tuple[str, str | None], list[int]] = {}
+        runs: dict[str, list[int]] = {}
+        users: list[int] = []
+        for position in range(start, len(events)):
+            event = events[position]
+            key = (event.author, event.branch)
+            found = agents.get(key)
+            if found is None:
+                agents[key] = [position]
+            else:
+                found.append(position)
+            path = event.node_info.path
+            if path:
+                root = path.split("/", 1)[0]
+                found = runs.get(root)
+                if found is None:
+                    runs[root] = [position]
+                else:
+                    found.append(position)
+            elif event.author == USER_AUTHOR:
+                users.append(position)
+        self._agents = agents
+        self._runs = runs
+        self.users = users
+        """Positions of the user's own messages (answers included; a node's input to an
+        agent, which has a node path, is not one)."""
+
+    # --- the agent half ---
+    def progress(self, name: str, branch: str | None, since: int = 0) -> AgentProgress:
+        """Where agent ``name`` on ``branch`` stopped in the events from ``since`` on."""
+        progress = AgentProgress()
+        positions = self._agents.get((name, branch))
+        if not positions:
+            return progress
+        events = self.events
+        for i in range(bisect_left(positions, since), len(positions)):
+            position = positions[i]
+            event = events[position]
+            progress.events.append((position, event))
+            actions = event.actions
+            if actions.end_of_agent:
+                progress.ended = True
+            if actions.agent_state is not None:
+                progress.state = actions.agent_state
+                progress.state_position = position
+            if actions.transfer_to_agent:
+                break
+        return progress
+
+    # --- the path half ---
+    def run_events(self, root_path: str, since: int = 0) -> list[Event]:
+        """The events of workflow run ``root_path`` (``"wf@1"``: its own and its nodes'),
+        from position ``since`` on."""
+        positions = self._runs.get(root_path.split("/", 1)[0])
+        if not positions:
+            return []
+        events = self.events
+        prefix = root_path + "/"
+        found: list[Event] = []
+        for i in range(bisect_left(positions, since), len(positions)):
+            event = events[positions[i]]
+            path = event.node_info.path
+            if path == root_path or path.startswith(prefix):
+                found.append(event)
+        return found
+
+    def finished(self, root_path: str, since: int = 0) -> bool:
+        """Whether run ``root_path`` committed its output (from ``since`` on)."""
+        return any(
+            event.output is not None and root_path in (event.node_info.output_for or ())
+            for event in self.run_events(root_path, since)
+        )
+
+    def records(self, root_path: str, since: int = 0) -> dict[str, NodeRecord]:
+        """Node path -> its record, for every node run of run ``root_path`` (and its
+        ancestors' paths) from ``since`` on."""
+        records: dict[str, NodeRecord] = {}
+        for event in self.run_events(root_path, since):
+            _note(records, event)
+        return records
+
+
+def _note(records: dict[str, NodeRecord], event: Event) -> None:
+    info = event.node_info
+    path = info.path
+    record = _record(records, path)
+    for ancestor in _ancestors(path):
+        _record(records, ancestor)
+    if event.output is not None:
+        for target in info.output_for or [path]:
+            owner = _record(records, target)
+            owner.output = event.output
+            owner.has_output = True
+            owner.error = None
+    if event.actions.route is not None:
+        record.route = event.actions.route
+    if event.long_running_tool_ids:
+        for call in event.get_function_calls():
+            if call.id in event.long_running_tool_ids and call.id not in record.interrupts:
+                record.interrupts.append(call.id)
+    if event.error_code and event.output is None:
+        record.error = event.error_code
+    if event.custom_metadata and event.custom_metadata.get(DONE_KEY):
+        record.done = True
+
+
+def _record(records: dict[str, NodeRecord], path: str) -> NodeRecord:
+    record = records.get(path)
+    if record is None:
+        record = records[path] = NodeRecord()
+    return record
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
