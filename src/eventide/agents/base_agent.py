@@ -19,9 +19,10 @@ from eventide.errors import AgentTreeError, ResumeError, UsageError
 from eventide.events import Event
 from eventide.plugins.base_plugin import AFTER_AGENT, BEFORE_AGENT, BasePlugin
 from eventide.protocol import USER_AUTHOR
+from eventide.runtime.markers import BaseAgentState
 from eventide.runtime.replay import AgentProgress, ResumeScope
 
-__all__ = ["AgentCallback", "BaseAgent"]
+__all__ = ["AgentCallback", "BaseAgent", "BaseAgentState"]
 
 _log = logging.getLogger("eventide.agents")
 
