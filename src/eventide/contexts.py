@@ -239,7 +239,7 @@ class InvocationContext:
     def reset_sub_agent_states(self, agent_name: str) -> None:
         """Clear the state and end flag of every agent below ``agent_name`` (found in the
         tree of the context's agent), so they run afresh."""
-        agent = self.agent.find_agent(agent_name) if self.agent is not None else None
+        agent = self.agent.find_agent(agent_name)
         if agent is None:
             return
         for sub_agent in agent.walk():

@@ -200,13 +200,17 @@ class BaseAgent(BaseModel):
         ``_resume_async_impl`` as well: the parent's continuation knows the parent's
         logic, not the subclass's.
         """
-        cls = type(self)
-        resume_owner = _owner(cls, "_resume_async_impl")
-        if resume_owner is not BaseAgent and issubclass(
-            resume_owner, _owner(cls, "_run_async_impl")
-        ):
+        if _continues_itself(type(self)):
             return self._resume_async_impl(ctx, scope, progress)
         return BaseAgent._resume_async_impl(self, ctx, scope, progress)
+
+    def _marks_its_end(self) -> bool:
+        """Whether the agent commits ``end_of_agent`` when it finishes in a resumable
+        invocation (google-adk's shape): an agent whose position the log holds (its class
+        continues its own logic, as the workflow agents and ``LlmAgent`` do, or it reads its
+        position from the session, ``resumes_from_log``). Another agent (a custom agent's
+        own ``_run_async_impl``) commits none: its parent's next marker says it is done."""
+        return _continues_itself(type(self)) or getattr(self, "resumes_from_log", False) is True
 
     def _resume_async_impl(
         self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
@@ -232,11 +236,6 @@ class BaseAgent(BaseModel):
             "the session), or start a new turn (the committed events stay in the session).",
             invocation_id=ctx.invocation_id,
         )
-
-    def _is_last_answer(self, ctx: InvocationContext, event: Event) -> bool:
-        """Whether ``event`` is an answer after which the agent runs nothing more, so it may
-        carry the agent's end marker itself (committed a moment later, when the body ends)."""
-        return False
 
     async def _before_agent(self, ctx: InvocationContext) -> tuple[Event | None, bool]:
         callback_context = CallbackContext(ctx)
@@ -275,6 +274,14 @@ class BaseAgent(BaseModel):
 def _owner(cls: type[BaseAgent], method: str) -> type:
     """The class of ``cls``'s MRO that defines ``method``."""
     return next(klass for klass in cls.__mro__ if method in vars(klass))
+
+
+def _continues_itself(cls: type[BaseAgent]) -> bool:
+    """Whether ``cls`` has a ``_resume_async_impl`` written for its ``_run_async_impl``."""
+    resume_owner = _owner(cls, "_resume_async_impl")
+    return resume_owner is not BaseAgent and issubclass(
+        resume_owner, _owner(cls, "_run_async_impl")
+    )
 
 
 def _warn_duplicate_names(root: BaseAgent) -> None:
