@@ -13,6 +13,8 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import pytest
+
 from eventide import (
     App,
     BaseAgent,
@@ -30,6 +32,7 @@ from eventide import (
 from eventide.agents.base_agent import BaseAgentState
 from eventide.agents.loop_agent import LoopAgentState
 from eventide.agents.sequential_agent import SequentialAgentState
+from eventide.errors import ResumeError
 from eventide.runtime.markers import FINISHED, invocation_mark
 from eventide.runtime.replay import AgentProgress, ResumeScope
 from eventide.testing import ScriptedModel, text_response, tool_call_response
@@ -227,3 +230,40 @@ async def test_a_transfer_ends_the_agent_first_and_the_next_turn_stays_with_the_
     # user's next message goes to the agent that answered.
     second = await _turn(runner, session.id, "again")
     assert simplify(second) == [("sub", "second"), ("sub", END)]
+
+
+class Flaky(Hello):
+    """Fails on its first run (after ``delay``), then says hello."""
+
+    failed: bool = False
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        await asyncio.sleep(self.delay)
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("crash")
+        async for event in super()._run_async_impl(ctx):
+            yield event
+
+
+async def _crash_then_resume(root: BaseAgent) -> list[Event]:
+    runner = _resumable_runner(root)
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    with pytest.raises(ConnectionError):
+        await _turn(runner, session.id, "go")
+    return [e async for e in runner.resume_async(user_id="u", session_id=session.id)]
+
+
+async def test_a_custom_branch_that_answered_cannot_be_resumed_without_its_own_continuation() -> (
+    None
+):
+    """The cost of google-adk's shape: a custom agent commits no end marker, so a fan-out
+    resumed after it answered cannot tell it finished; ResumeError says what to override."""
+    fan = ParallelAgent(name="fan", sub_agents=[Hello(name="a1"), Flaky(name="b", delay=0.1)])
+    with pytest.raises(ResumeError, match=r"'a1'.*_resume_async_impl"):
+        await _crash_then_resume(fan)
+
+
+async def test_a_custom_branch_with_its_own_continuation_resumes() -> None:
+    fan = ParallelAgent(name="fan", sub_agents=[Once(name="a1"), Flaky(name="b", delay=0.1)])
+    assert simplify(await _crash_then_resume(fan)) == [("b", "hi b"), ("fan", END)]
