@@ -18,7 +18,9 @@ from eventide._fastpath import construct_trusted
 from eventide.cancellation import AbortState
 from eventide.errors import ConfigurationError, LlmCallsLimitExceededError, UsageError
 from eventide.events import EventActions, ToolConfirmation, UiWidget
+from eventide.protocol import USER_AUTHOR
 from eventide.run_config import RunConfig
+from eventide.runtime.markers import BaseAgentState
 from eventide.state import State
 
 if TYPE_CHECKING:
@@ -56,6 +58,9 @@ class _InvocationShared:
     end_invocation: bool = False
     resumable: bool = False
     abort: AbortState = field(default_factory=AbortState)
+    # google-adk's checkpoint dictionaries, made on first use (see InvocationContext).
+    agent_states: dict[str, dict[str, Any]] | None = None
+    end_of_agents: dict[str, bool] | None = None
 
 
 def _no_plugins() -> PluginManager:
@@ -174,6 +179,110 @@ class InvocationContext:
             resumability_config=self.resumability_config,
             _shared=self._shared,
         )
+
+    # --- google-adk's checkpoint API (resumable invocations) ---
+    @property
+    def agent_states(self) -> dict[str, dict[str, Any]]:
+        """Agent name -> its resumable state (an ``agent_state`` marker's dict), shared by
+        every agent of the invocation.
+
+        A workflow agent that starts with its own entry here continues from it, as from its
+        latest committed marker: a ``SequentialAgent`` from ``current_sub_agent`` (run afresh,
+        its marker not written again), a ``LoopAgent`` also from ``times_looped``, a
+        ``ParallelAgent`` (``{}``) fans out again. The entry is used once. Eventide's Runner
+        resumes from the committed log itself; this is google-adk's API for a context built
+        by hand, or filled by :meth:`populate_invocation_agent_states`.
+        """
+        shared = self._shared
+        states = shared.agent_states
+        if states is None:
+            states = shared.agent_states = {}
+        return states
+
+    @property
+    def end_of_agents(self) -> dict[str, bool]:
+        """Agent name -> whether it has finished in this invocation (see
+        :meth:`set_agent_state`)."""
+        shared = self._shared
+        ends = shared.end_of_agents
+        if ends is None:
+            ends = shared.end_of_agents = {}
+        return ends
+
+    def set_agent_state(
+        self,
+        agent_name: str,
+        *,
+        agent_state: BaseAgentState | Mapping[str, Any] | None = None,
+        end_of_agent: bool = False,
+    ) -> None:
+        """Record where ``agent_name`` is in this invocation (google-adk's rules):
+        ``end_of_agent=True`` marks it finished and drops its state; otherwise an
+        ``agent_state`` is stored (as a JSON dict) and the agent is not finished; with
+        neither, both are cleared so the agent runs afresh."""
+        states = self.agent_states
+        ends = self.end_of_agents
+        if end_of_agent:
+            ends[agent_name] = True
+            states.pop(agent_name, None)
+        elif agent_state is not None:
+            states[agent_name] = (
+                agent_state.model_dump(mode="json")
+                if isinstance(agent_state, BaseAgentState)
+                else dict(agent_state)
+            )
+            ends[agent_name] = False
+        else:
+            ends.pop(agent_name, None)
+            states.pop(agent_name, None)
+
+    def reset_sub_agent_states(self, agent_name: str) -> None:
+        """Clear the state and end flag of every agent below ``agent_name`` (found in the
+        tree of the context's agent), so they run afresh."""
+        agent = self.agent.find_agent(agent_name)
+        if agent is None:
+            return
+        for sub_agent in agent.walk():
+            if sub_agent is not agent:
+                self.set_agent_state(sub_agent.name)
+
+    def populate_invocation_agent_states(self) -> None:
+        """Fill :attr:`agent_states` and :attr:`end_of_agents` from this invocation's
+        events in the session (nothing when the invocation is not resumable).
+
+        Per author (an event's ``node_info.path`` first): ``end_of_agent`` marks it finished
+        and drops its state; an ``agent_state`` marker is its state; an agent that wrote
+        content but no marker gets the empty state (it had started). The user's events and
+        events with none of these are skipped.
+        """
+        if not self.is_resumable:
+            return
+        states = self.agent_states
+        ends = self.end_of_agents
+        invocation_id = self.invocation_id
+        for event in self.session.events:
+            if event.invocation_id != invocation_id:
+                continue
+            key = event.node_info.path or event.author
+            actions = event.actions
+            if actions.end_of_agent:
+                ends[key] = True
+                states.pop(key, None)
+            elif actions.agent_state is not None:
+                states[key] = actions.agent_state
+                ends[key] = False
+            elif event.author != USER_AUTHOR and event.content and not states.get(key):
+                states[key] = {}
+                ends[key] = False
+
+    def should_pause_invocation(self, event: Event) -> bool:
+        """Whether the invocation pauses after ``event``: it calls a function it marks
+        long-running (a long-running tool, a confirmation or credential request), so the
+        user's answer continues it. Resumable or not."""
+        waiting = event.long_running_tool_ids
+        if not waiting:
+            return False
+        return any(call.id in waiting for call in event.get_function_calls())
 
     def increment_llm_call_count(self) -> None:
         """Count one model call.

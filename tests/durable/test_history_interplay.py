@@ -192,7 +192,9 @@ async def test_a_turn_after_a_compaction_resumes_with_the_summary() -> None:
     resumed = await _resume(runner, session.id)
     assert [e.text for e in resumed if e.text] == ["saved {'word': 'two'}"]
     assert scenario.saved == ["one", "two"]
-    summary = "user: Summary of the earlier conversation:\nsummary of 4"
+    # Turn "one": the user's message, the call, its response, the answer and the agent's
+    # end marker (google-adk's separate end_of_agent event).
+    summary = "user: Summary of the earlier conversation:\nsummary of 5"
     assert scenario.requests == [
         ["user: one"],
         ["user: one", "call save", "response save"],

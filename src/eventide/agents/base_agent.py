@@ -19,9 +19,10 @@ from eventide.errors import AgentTreeError, ConfigurationError, ResumeError, Usa
 from eventide.events import Event
 from eventide.plugins.base_plugin import AFTER_AGENT, BEFORE_AGENT, BasePlugin
 from eventide.protocol import USER_AUTHOR
+from eventide.runtime.markers import BaseAgentState
 from eventide.runtime.replay import AgentProgress, ResumeScope
 
-__all__ = ["AgentCallback", "BaseAgent", "check_resumable"]
+__all__ = ["AgentCallback", "BaseAgent", "BaseAgentState", "check_resumable"]
 
 _log = logging.getLogger("eventide.agents")
 
@@ -203,6 +204,14 @@ class BaseAgent(BaseModel):
             return self._resume_async_impl(ctx, scope, progress)
         return BaseAgent._resume_async_impl(self, ctx, scope, progress)
 
+    def _marks_its_end(self) -> bool:
+        """Whether the agent commits ``end_of_agent`` when it finishes in a resumable
+        invocation (google-adk's shape): an agent whose position the log holds (its class
+        continues its own logic, as the workflow agents and ``LlmAgent`` do, or it reads its
+        position from the session, ``resumes_from_log``). Another agent (a custom agent's
+        own ``_run_async_impl``) commits none: its parent's next marker says it is done."""
+        return _continues_itself(type(self)) or getattr(self, "resumes_from_log", False) is True
+
     def _resume_async_impl(
         self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
     ) -> AsyncGenerator[Event, None]:
@@ -227,11 +236,6 @@ class BaseAgent(BaseModel):
             "the session), or start a new turn (the committed events stay in the session).",
             invocation_id=ctx.invocation_id,
         )
-
-    def _is_last_answer(self, ctx: InvocationContext, event: Event) -> bool:
-        """Whether ``event`` is an answer after which the agent runs nothing more, so it may
-        carry the agent's end marker itself (committed a moment later, when the body ends)."""
-        return False
 
     async def _before_agent(self, ctx: InvocationContext) -> tuple[Event | None, bool]:
         callback_context = CallbackContext(ctx)

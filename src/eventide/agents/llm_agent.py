@@ -19,7 +19,7 @@ from eventide.contexts import InvocationContext, ReadonlyContext
 from eventide.errors import ConfigurationError
 from eventide.events import Event
 from eventide.flows.llm_flow import run_llm_flow
-from eventide.flows.llm_resume import ends_the_loop, resume_llm_agent
+from eventide.flows.llm_resume import resume_llm_agent
 from eventide.flows.resolved_agent import ResolvedAgent, TransferTarget
 from eventide.history.context_limits import ContextLimit
 from eventide.models.base_llm import BaseLlm
@@ -302,9 +302,6 @@ class LlmAgent(BaseAgent):
         return resume_llm_agent(
             lambda: self.resolve(ctx), ctx, scope, progress, run_agent=self._run_agent_named
         )
-
-    def _is_last_answer(self, ctx: InvocationContext, event: Event) -> bool:
-        return ends_the_loop(event, self.name, ctx.branch)
 
     async def close(self) -> None:
         """Close the agent's toolsets, and the model client it created from a model name.

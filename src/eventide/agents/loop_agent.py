@@ -10,6 +10,7 @@ from eventide.agents.chain import run_chain
 from eventide.contexts import InvocationContext
 from eventide.errors import UsageError
 from eventide.events import Event
+from eventide.runtime.markers import LoopAgentState
 from eventide.runtime.replay import (
     AgentProgress,
     Continuation,
@@ -17,7 +18,7 @@ from eventide.runtime.replay import (
     continuation,
 )
 
-__all__ = ["LoopAgent", "escalation_reaches"]
+__all__ = ["LoopAgent", "LoopAgentState", "escalation_reaches"]
 
 DEFAULT_MAX_ITERATIONS = 10
 _FROM_START = Continuation()

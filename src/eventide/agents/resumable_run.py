@@ -9,7 +9,16 @@ instead of starting again:
 - an agent that ended is skipped; one that had not committed anything runs from its start;
 - any other continues through ``BaseAgent._continuation``: a workflow agent the child in
   flight, an ``LlmAgent`` its model/tool loop, an agent whose position is its own runs
-  again only if it had committed nothing (see ``BaseAgent._resume_async_impl``).
+  again only if it had committed nothing (see ``BaseAgent._resume_async_impl``);
+- an agent that had not started in the scope but has an entry in ``ctx.agent_states``
+  (google-adk's checkpoint API: set by hand, or by ``populate_invocation_agent_states``)
+  continues from that state as from its latest marker.
+
+The end marker has google-adk's shape: an agent whose position the log holds (a workflow
+agent, an ``LlmAgent``; ``BaseAgent._marks_its_end``) commits ``end_of_agent`` once, on a
+content-less event after its last (an ``LlmAgent`` that transfers commits it before the
+target runs); a custom agent commits none. The agent the Runner started always ends with
+the invocation's ``finished`` marker.
 
 This module reads the agent through :class:`ResumableAgent` (the members ``BaseAgent``
 has), so it needs nothing from ``base_agent`` and ``base_agent`` can import it.
@@ -50,7 +59,7 @@ class ResumableAgent(Protocol):
         self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
     ) -> AsyncGenerator[Event, None]: ...
 
-    def _is_last_answer(self, ctx: InvocationContext, event: Event) -> bool: ...
+    def _marks_its_end(self) -> bool: ...
 
 
 async def run_resumably(
@@ -63,6 +72,8 @@ async def run_resumably(
     progress = scope.progress(agent.name, ctx.branch) if scope is not None else None
     if progress is not None and progress.ended:
         return
+    if (progress is None or not progress.started) and ctx.agent_states:
+        scope, progress = _restored(agent.name, ctx, scope, progress)
     plugins = ctx.plugin_manager
     has_callbacks = agent.before_agent_callback is not None or plugins.overrides(
         BasePlugin.before_agent_callback
@@ -72,7 +83,7 @@ async def run_resumably(
             event, skip = await agent._before_agent(ctx)
             if skip:
                 assert event is not None
-                yield end_marker(agent.name, ctx, event, top=top)
+                yield end_marker(agent.name, ctx, event, top=top, end=agent._marks_its_end())
                 return
             if event is not None:
                 yield event
@@ -84,33 +95,36 @@ async def run_resumably(
     else:
         assert scope is not None
         body = agent._continuation(ctx, scope, progress)
-    # The agent's own final answer is held back until the body ends: when nothing follows
-    # it, it carries the end marker itself (one event fewer to commit per agent).
-    held: Event | None = None
+    # An agent may commit its end marker itself before its body ends (an LlmAgent that
+    # transferred, as google-adk's does, before the target runs).
+    ended = False
+    name, branch = agent.name, ctx.branch
     async with aclosing(body) as events:
-        try:
-            async for event in events:
-                if held is not None:
-                    yield held
-                    held = None
-                if agent._is_last_answer(ctx, event):
-                    held = event
-                else:
-                    yield event
-        except Exception:
-            if held is not None:
-                yield held  # committed before the failure propagates
-            raise
+        async for event in events:
+            if event.actions.end_of_agent and event.author == name and event.branch == branch:
+                ended = True
+            yield event
     if ctx.end_invocation:
-        if held is not None:
-            yield held
         if top:
-            yield invocation_end(agent.name, ctx)
+            yield invocation_end(name, ctx)
         return
     after = None
     if agent.after_agent_callback is not None or plugins.overrides(BasePlugin.after_agent_callback):
         after = await agent._after_agent(ctx)
-    if held is not None and after is not None:
-        yield held
-        held = None
-    yield end_marker(agent.name, ctx, after or held, top=top)
+    end = not ended and agent._marks_its_end()
+    if after is not None or end or top:
+        yield end_marker(name, ctx, after, top=top, end=end)
+
+
+def _restored(
+    name: str, ctx: InvocationContext, scope: ResumeScope | None, progress: AgentProgress | None
+) -> tuple[ResumeScope | None, AgentProgress | None]:
+    """The scope and progress of an agent whose state was put in ``ctx.agent_states`` (by
+    hand, or by ``populate_invocation_agent_states``): it continues from that state as from
+    its latest marker, after everything committed so far. The entry is used once."""
+    state = ctx.agent_states.pop(name, None)
+    if state is None:
+        return scope, progress
+    events = scope.events if scope is not None else []
+    position = len(events)
+    return ResumeScope(events, position), AgentProgress(state=state, state_position=position)

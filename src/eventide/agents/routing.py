@@ -9,11 +9,12 @@ When a user message starts an invocation, the Runner picks the agent to run, in 
    is a delegated task agent's question, the agent that delegated the task answers; its
    flow continues the task (see :mod:`eventide.flows.task_delegation`).
 3. **Sticky routing.** Otherwise the agent that answered last (the author of the latest event
-   not written by the user) keeps the conversation, *if it can find its way back*: it is the
-   root itself, or every agent on the path from it up to the root is an ``LlmAgent`` that
-   may transfer to its parent (``disallow_transfer_to_parent`` is False and the parent is an
-   ``LlmAgent``). So after triage hands the user to ``billing``, the user's next message
-   goes straight to ``billing``, which can still transfer back to triage or to a peer.
+   not written by the user, a resumable invocation's markers aside) keeps the conversation,
+   *if it can find its way back*: it is the root itself, or every agent on the path from it
+   up to the root is an ``LlmAgent`` that may transfer to its parent
+   (``disallow_transfer_to_parent`` is False and the parent is an ``LlmAgent``). So after
+   triage hands the user to ``billing``, the user's next message goes straight to
+   ``billing``, which can still transfer back to triage or to a peer.
 4. **The root agent** answers in every other case: nothing answered yet; the last author is
    no longer in the tree (it is skipped and the search goes on to the event before); or the
    last author cannot transfer back (a step of a workflow, a branch of a fan-out, an agent
@@ -27,8 +28,10 @@ from __future__ import annotations
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.llm_agent import LlmAgent
 from eventide.contexts import InvocationContext
+from eventide.events import Event
 from eventide.flows.task_delegation import delegating_agent
 from eventide.protocol import USER_AUTHOR
+from eventide.runtime.markers import invocation_mark
 
 __all__ = ["agent_for_turn"]
 
@@ -75,7 +78,7 @@ def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
 
                 rewound = rewound_positions(events)
             continue
-        if index in rewound:
+        if index in rewound or _is_marker(event):
             continue
         agent = root.find_agent(event.author)
         if agent is None:
@@ -84,6 +87,18 @@ def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
             return agent
         break
     return root
+
+
+def _is_marker(event: Event) -> bool:
+    """A resumable invocation's bookkeeping (an agent's state or end marker, the
+    invocation's ``finished``), not an answer: a workflow's or a transferring agent's end
+    marker must not take the conversation back from the agent that answered."""
+    if event.content is not None:
+        return False
+    actions = event.actions
+    return bool(actions.end_of_agent or actions.agent_state is not None) or (
+        invocation_mark(event) is not None
+    )
 
 
 def _can_return_to_root(agent: BaseAgent) -> bool:

@@ -8,6 +8,7 @@ from eventide.agents.base_agent import BaseAgent
 from eventide.agents.chain import run_chain
 from eventide.contexts import InvocationContext
 from eventide.events import Event
+from eventide.runtime.markers import SequentialAgentState
 from eventide.runtime.replay import (
     AgentProgress,
     Continuation,
@@ -15,7 +16,7 @@ from eventide.runtime.replay import (
     continuation,
 )
 
-__all__ = ["SequentialAgent"]
+__all__ = ["SequentialAgent", "SequentialAgentState"]
 
 _FROM_START = Continuation()
 

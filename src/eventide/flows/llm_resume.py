@@ -48,7 +48,7 @@ from eventide.protocol import (
 from eventide.runtime.markers import waiting_calls
 from eventide.runtime.replay import AgentProgress, ResumeScope
 
-__all__ = ["ends_the_loop", "resume_llm_agent"]
+__all__ = ["resume_llm_agent"]
 
 _REQUESTS_FOR_USER = (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION)
 
@@ -200,32 +200,6 @@ async def _run_calls(
     )
     async for record in events:
         yield record
-
-
-def ends_the_loop(event: Event, name: str, branch: str | None) -> bool:
-    """Whether ``event`` is agent ``name``'s own answer on ``branch`` after which its loop
-    runs nothing more (no calls or responses, no control actions; an ``output_key`` state
-    delta is fine): the resumable run may commit it a moment later, carrying the agent's
-    end marker."""
-    if (
-        event.author != name
-        or event.branch != branch
-        or event.partial
-        or event.content is None
-        or event.long_running_tool_ids
-    ):
-        return False
-    actions = event.actions
-    control = (
-        actions.transfer_to_agent
-        or actions.escalate
-        or actions.skip_summarization
-        or actions.requested_auth_configs
-        or actions.requested_tool_confirmations
-        or actions.end_of_agent
-        or actions.agent_state is not None
-    )
-    return not control and not event.get_function_calls() and not event.get_function_responses()
 
 
 def _own_events(events: list[Event], name: str, branch: str | None) -> list[Event]:

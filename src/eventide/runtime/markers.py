@@ -22,16 +22,26 @@
 
 Everything else (which model responses and tool responses were committed) is read from the
 events themselves (:mod:`eventide.runtime.replay`).
+
+The ``agent_state`` markers have google-adk's shapes: :class:`BaseAgentState` (a fan-out's
+``{}``), :class:`SequentialAgentState` and :class:`LoopAgentState`, the classes google-adk
+apps import from the agents' modules; ``InvocationContext.agent_states`` holds them as dicts
+(``set_agent_state``).
 """
 
 from __future__ import annotations
 
 from typing import cast
 
+from pydantic import BaseModel, ConfigDict
+
 from eventide.events import Event
 
 __all__ = [
     "ANSWERED",
+    "BaseAgentState",
+    "LoopAgentState",
+    "SequentialAgentState",
     "CALL_KEY",
     "ENDED",
     "FINISHED",
@@ -56,6 +66,26 @@ WAITING_KEY = "eventide_waiting"
 CALL_KEY = "eventide_call"
 # A warning the runtime commits between turns (e.g. a compaction whose summarizer failed).
 WARNING_KEY = "eventide_warning"
+
+
+class BaseAgentState(BaseModel):
+    """An agent's resumable state, as its ``agent_state`` marker holds it (google-adk's
+    name). A ``ParallelAgent``'s is this one, empty: it has fanned out."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class SequentialAgentState(BaseAgentState):
+    """A ``SequentialAgent``'s marker: the step in flight."""
+
+    current_sub_agent: str = ""
+
+
+class LoopAgentState(BaseAgentState):
+    """A ``LoopAgent``'s marker: the step in flight and the rounds completed before it."""
+
+    current_sub_agent: str = ""
+    times_looped: int = 0
 
 
 def invocation_mark(event: Event) -> str | None:

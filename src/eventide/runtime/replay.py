@@ -149,12 +149,16 @@ def step_marker(author: str, ctx: Place, state: dict[str, Any]) -> Event:
     )
 
 
-def end_marker(author: str, ctx: Place, event: Event | None, *, top: bool) -> Event:
-    """``event`` (a new empty one when None) marked as the agent's last: ``end_of_agent``,
+def end_marker(
+    author: str, ctx: Place, event: Event | None, *, top: bool, end: bool = True
+) -> Event:
+    """``event`` (a new empty one when None) marked as the agent's last: ``end_of_agent``
+    (unless ``end`` is False: an agent that commits none, or had committed it already),
     and the invocation's ``finished`` marker when the agent is the one the turn started."""
     if event is None:
         event = Event(invocation_id=ctx.invocation_id, author=author, branch=ctx.branch)
-    event.actions.end_of_agent = True
+    if end:
+        event.actions.end_of_agent = True
     if top:
         event.custom_metadata = {**(event.custom_metadata or {}), INVOCATION_KEY: FINISHED}
     return event

@@ -42,8 +42,9 @@ class AgentProgress:
 
     @property
     def started(self) -> bool:
-        """The agent committed at least one event in the scope."""
-        return bool(self.events)
+        """The agent committed at least one event in the scope (or its state was restored
+        from ``InvocationContext.agent_states``)."""
+        return bool(self.events) or self.state is not None
 
     @property
     def committed_output(self) -> bool:
