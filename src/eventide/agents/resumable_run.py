@@ -125,6 +125,6 @@ def _restored(
     state = ctx.agent_states.pop(name, None)
     if state is None:
         return scope, progress
-    events = scope.events if scope is not None else []
-    position = len(events)
-    return ResumeScope(events, position), AgentProgress(state=state, state_position=position)
+    scope = scope if scope is not None else ResumeScope.of([])
+    position = len(scope.events)
+    return scope.at(position), AgentProgress(state=state, state_position=position)
