@@ -65,38 +65,41 @@ class NodeRecord:
 
 
 class ReplayIndex:
-    """``events`` (from position ``start`` on) read once: positions by agent (author and
-    branch), by workflow run (the first segment of the node path, ``wf@1``), and the user's
-    own messages (no node path). Positions are indexes into ``events``."""
+    """``events`` (from position ``start`` on) read once: positions by agent (author; the
+    branch is checked when asked), by workflow run (the first segment of the node path,
+    ``wf@1``), and the user's own messages (no node path). Positions are indexes into
+    ``events``."""
 
-    __slots__ = ("_agents", "_runs", "events", "start", "users")
+    __slots__ = ("_agents", "_finished", "_runs", "events", "start", "users")
 
     def __init__(self, events: list[Event], start: int = 0) -> None:
         self.events = events
         self.start = start
-        agents: dict[tuple[str, str | None], list[int]] = {}
+        agents: dict[str, list[int]] = {}
         runs: dict[str, list[int]] = {}
         users: list[int] = []
         for position in range(start, len(events)):
             event = events[position]
-            key = (event.author, event.branch)
-            found = agents.get(key)
+            author = event.author
+            found = agents.get(author)
             if found is None:
-                agents[key] = [position]
+                agents[author] = [position]
             else:
                 found.append(position)
             path = event.node_info.path
             if path:
-                root = path.split("/", 1)[0]
+                cut = path.find("/")
+                root = path if cut < 0 else path[:cut]
                 found = runs.get(root)
                 if found is None:
                     runs[root] = [position]
                 else:
                     found.append(position)
-            elif event.author == USER_AUTHOR:
+            elif author == USER_AUTHOR:
                 users.append(position)
         self._agents = agents
         self._runs = runs
+        self._finished: dict[str, int] = {}
         self.users = users
         """Positions of the user's own messages (answers included; a node's input to an
         agent, which has a node path, is not one)."""
@@ -105,13 +108,15 @@ class ReplayIndex:
     def progress(self, name: str, branch: str | None, since: int = 0) -> AgentProgress:
         """Where agent ``name`` on ``branch`` stopped in the events from ``since`` on."""
         progress = AgentProgress()
-        positions = self._agents.get((name, branch))
+        positions = self._agents.get(name)
         if not positions:
             return progress
         events = self.events
         for i in range(bisect_left(positions, since), len(positions)):
             position = positions[i]
             event = events[position]
+            if event.branch != branch:
+                continue
             progress.events.append((position, event))
             actions = event.actions
             if actions.end_of_agent:
@@ -124,28 +129,43 @@ class ReplayIndex:
         return progress
 
     # --- the path half ---
-    def run_events(self, root_path: str, since: int = 0) -> list[Event]:
-        """The events of workflow run ``root_path`` (``"wf@1"``: its own and its nodes'),
-        from position ``since`` on."""
-        positions = self._runs.get(root_path.split("/", 1)[0])
+    def run_events(self, path: str, since: int = 0) -> list[Event]:
+        """The events of the node run at ``path`` and below it (``"wf@1"``: a workflow run,
+        its own events and its nodes'), from position ``since`` on."""
+        cut = path.find("/")
+        positions = self._runs.get(path if cut < 0 else path[:cut])
         if not positions:
             return []
         events = self.events
-        prefix = root_path + "/"
+        first = bisect_left(positions, since)
+        if cut < 0:  # a whole run: every event of its table
+            return [events[positions[i]] for i in range(first, len(positions))]
+        prefix = path + "/"
         found: list[Event] = []
-        for i in range(bisect_left(positions, since), len(positions)):
+        for i in range(first, len(positions)):
             event = events[positions[i]]
-            path = event.node_info.path
-            if path == root_path or path.startswith(prefix):
+            at = event.node_info.path
+            if at == path or at.startswith(prefix):
                 found.append(event)
         return found
 
     def finished(self, root_path: str, since: int = 0) -> bool:
-        """Whether run ``root_path`` committed its output (from ``since`` on)."""
-        return any(
-            event.output is not None and root_path in (event.node_info.output_for or ())
-            for event in self.run_events(root_path, since)
-        )
+        """Whether run ``root_path`` committed its output at or after position ``since``."""
+        return self._finished_at(root_path) >= since
+
+    def _finished_at(self, root_path: str) -> int:
+        """The position of the latest event carrying run ``root_path``'s output (-1: none)."""
+        found = self._finished.get(root_path)
+        if found is None:
+            found = -1
+            events = self.events
+            for position in reversed(self._runs.get(root_path, ())):
+                event = events[position]
+                if event.output is not None and root_path in (event.node_info.output_for or ()):
+                    found = position
+                    break
+            self._finished[root_path] = found
+        return found
 
     def records(self, root_path: str, since: int = 0) -> dict[str, NodeRecord]:
         """Node path -> its record, for every node run of run ``root_path`` (and its
@@ -159,9 +179,13 @@ class ReplayIndex:
 def _note(records: dict[str, NodeRecord], event: Event) -> None:
     info = event.node_info
     path = info.path
-    record = _record(records, path)
-    for ancestor in _ancestors(path):
-        _record(records, ancestor)
+    record = records.get(path)
+    if record is None:
+        record = records[path] = NodeRecord()
+        parent = path.rpartition("/")[0]
+        while parent and parent not in records:  # an ancestor's record says it ran too
+            records[parent] = NodeRecord()
+            parent = parent.rpartition("/")[0]
     if event.output is not None:
         for target in info.output_for or [path]:
             owner = _record(records, target)
@@ -185,8 +209,3 @@ def _record(records: dict[str, NodeRecord], path: str) -> NodeRecord:
     if record is None:
         record = records[path] = NodeRecord()
     return record
-
-
-def _ancestors(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:i]) for i in range(1, len(parts))]

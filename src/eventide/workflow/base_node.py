@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -46,6 +46,10 @@ class BaseNode(BaseModel):
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
+
+    # A node that replays its own children from the log (a nested workflow) is run again on
+    # resume rather than given its recorded outcome.
+    replays_children: ClassVar[bool] = False
 
     name: str
     description: str = ""

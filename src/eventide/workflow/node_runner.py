@@ -163,7 +163,7 @@ class NodeRunner:
 
     def _replay(self, node: BaseNode, record: NodeRecord) -> NodeOutcome | None:
         """The outcome of a node run the log already holds, or None when it must run."""
-        if getattr(node, "replays_children", False):  # a workflow replays its own nodes
+        if node.replays_children:  # a workflow replays its own nodes
             return None
         answers = self.log.answers
         unresolved = [i for i in record.interrupts if i not in answers]
