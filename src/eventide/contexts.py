@@ -344,13 +344,13 @@ class ReadonlyContext:
 
     @property
     def user_id(self) -> str:
-        """The user of the session."""
-        return self._invocation_context.session.user_id
+        """The user of the session (the invocation context's, as google-adk reads it)."""
+        return self._invocation_context.user_id
 
     @property
     def app_name(self) -> str:
-        """The app of the session."""
-        return self._invocation_context.session.app_name
+        """The app of the session (the invocation context's, as google-adk reads it)."""
+        return self._invocation_context.app_name
 
     @property
     def run_config(self) -> RunConfig:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from eventide._model import EventideModel
 from eventide.types import FunctionDeclaration
 
 __all__ = ["RunConfig", "StreamingMode"]
+
+_log = logging.getLogger("eventide.run_config")
 
 
 class StreamingMode(StrEnum):
@@ -47,3 +51,25 @@ class RunConfig(EventideModel):
     max_llm_calls: int = 500
     custom_metadata: dict[str, Any] = Field(default_factory=dict)
     client_tools: list[FunctionDeclaration] = Field(default_factory=list)
+
+    @field_validator("max_llm_calls")
+    @classmethod
+    def validate_max_llm_calls(cls, value: int) -> int:
+        """google-adk's check of ``max_llm_calls`` (run on a value given, not the default):
+        ``sys.maxsize`` or more is refused; zero or less (no limit) is logged as a warning.
+
+        Raises:
+            ValueError: ``value`` is ``sys.maxsize`` or more.
+        """
+        if value >= sys.maxsize:
+            raise ValueError(
+                f"max_llm_calls should be less than {sys.maxsize}. Pass 0 (or less) for no "
+                "limit, or a number of model calls."
+            )
+        if value <= 0:
+            _log.warning(
+                "max_llm_calls is %d: no limit on the model calls of an invocation, so an "
+                "agent and its model could go on for ever; set a limit unless that is meant.",
+                value,
+            )
+        return value

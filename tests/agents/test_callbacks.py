@@ -196,6 +196,37 @@ async def test_on_tool_error_recovers() -> None:
     assert events[-1].text == "sorry"
 
 
+async def test_on_tool_error_callback_may_answer_a_call_of_an_unknown_tool() -> None:
+    """Issue 34 (google-adk 2.13's behaviour, run side by side): a call of a tool the agent
+    does not have goes to on_tool_error_callback with a stand-in tool of that name and a
+    ValueError; its dict is the response. A callback answering None leaves the error the
+    model reads."""
+    seen: list[tuple[str, str]] = []
+
+    def recover(
+        tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception
+    ) -> dict[str, Any] | None:
+        seen.append((tool.name, type(error).__name__))
+        return {"result": "handled"} if args.get("handle") else None
+
+    model = ScriptedModel(
+        responses=[
+            tool_call_response(("ghost", {"handle": True})),
+            "ok",
+            tool_call_response(("ghost", {})),
+            "ok again",
+        ]
+    )
+    agent = LlmAgent(name="a", model=model, tools=[], on_tool_error_callback=recover)
+    runner, sid = await start(agent)
+    events = await turn(runner, sid)
+    assert events[1].get_function_responses()[0].response == {"result": "handled"}
+    events = await turn(runner, sid)
+    response = events[1].get_function_responses()[0].response
+    assert response is not None and "no tool named 'ghost'" in response["error"]
+    assert seen == [("ghost", "ValueError"), ("ghost", "ValueError")]
+
+
 async def test_callback_list_first_non_none_wins() -> None:
     """A list of callbacks runs in order until one returns a value."""
     order: list[str] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from typing import Any
 
@@ -163,6 +164,21 @@ async def test_model_error_ends_the_turn_with_an_error_event() -> None:
     assert events[0].error_message == "Blocked by safety settings."
     assert events[0].is_final_response()
     assert model.calls == 1
+
+
+def test_max_llm_calls_is_checked_as_google_adk_checks_it(caplog: pytest.LogCaptureFixture) -> None:
+    """google-adk 2.13 (run side by side): ``sys.maxsize`` is refused with its words; zero
+    or less means no limit and is logged as a warning; the default is not checked."""
+    with pytest.raises(ValueError, match=f"max_llm_calls should be less than {sys.maxsize}"):
+        RunConfig(max_llm_calls=sys.maxsize)
+    assert RunConfig.validate_max_llm_calls(100) == 100
+    with caplog.at_level("WARNING", logger="eventide.run_config"):
+        assert RunConfig(max_llm_calls=0).max_llm_calls == 0
+    assert "no limit" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="eventide.run_config"):
+        RunConfig()
+    assert caplog.text == ""
 
 
 async def test_max_llm_calls_stops_the_invocation() -> None:

@@ -132,3 +132,10 @@ async def test_confirmation_and_credential_requests_outside_a_tool_call() -> Non
         ctx.request_confirmation(hint="sure?")
     with pytest.raises(ValueError, match="request_credential requires function_call_id"):
         ctx.request_credential(AuthConfig(auth_scheme=ApiKeyScheme(name="X-Api-Key")))
+
+
+def test_an_app_without_root_agent_is_a_value_error() -> None:
+    """google-adk 2.13: ``App(name=...)`` alone raises ValueError "root_agent must be
+    provided" (a dataclass would raise TypeError for the missing argument)."""
+    with pytest.raises(ValueError, match="root_agent must be provided"):
+        App(name="app")

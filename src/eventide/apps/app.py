@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from eventide.agents.base_agent import BaseAgent, check_resumable
 from eventide.errors import UsageError
@@ -52,7 +52,8 @@ class App:
     """
 
     name: str
-    root_agent: BaseAgent
+    # Required; None only so that leaving it out is google-adk's ValueError, not a TypeError.
+    root_agent: BaseAgent = cast("BaseAgent", None)
     plugins: list[BasePlugin] = field(default_factory=list)
     add_sessions_to_memory: bool = False
     events_compaction_config: EventsCompactionConfig | None = None
@@ -68,6 +69,11 @@ class App:
         if self.name == USER_AUTHOR:
             raise UsageError(
                 "An app cannot be named 'user': that name is reserved for the end user's input."
+            )
+        if self.root_agent is None:  # pyright: ignore[reportUnnecessaryComparison]
+            raise UsageError(
+                f"App {self.name!r}: root_agent must be provided: pass "
+                "root_agent=<the agent that answers each turn>."
             )
         if not isinstance(self.root_agent, BaseAgent):
             raise UsageError(

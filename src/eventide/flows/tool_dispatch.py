@@ -121,10 +121,21 @@ async def _call_tool(
     tool = tools.get(name)
     args = dict(call.args or {})
     if tool is None:
-        return {
-            "error": f"There is no tool named {name!r}. Available tools: "
+        message = (
+            f"There is no tool named {name!r}. Available tools: "
             f"{', '.join(sorted(tools)) or '(none)'}. Call one of those, or answer directly."
-        }
+        )
+        on_error = agent.hooks[ON_TOOL_ERROR]
+        if on_error:
+            # As in google-adk: the error callbacks may answer a call of a tool the agent does
+            # not have (a hallucinated name), given a stand-in tool of that name.
+            stand_in = BaseTool(name=name, description="")
+            recovered = await first_result(
+                on_error, stand_in, args, tool_context, ValueError(message)
+            )
+            if recovered is not None:
+                return wrap_result(recovered)
+        return {"error": message}
     if isinstance(tool, FunctionTool) and tool.require_confirmation is not False:
         if confirmation is None:
             try:
