@@ -41,7 +41,16 @@ def _start(db: Path, ledger: Path) -> subprocess.Popen[str]:
         text=True,
     )
     assert process.stdout is not None and process.stderr is not None
-    assert process.stdout.readline().strip() == "ready", process.stderr.read()
+    # Read "ready" a byte at a time from the pipe itself: ``readline`` would buffer what
+    # follows it ("done", from a worker with nothing left to do), which ``communicate``
+    # (reading the pipe's descriptor) then never sees.
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = os.read(process.stdout.fileno(), 1)
+        if not byte:
+            break
+        line += byte
+    assert line.strip() == b"ready", process.stderr.read()
     return process
 
 
