@@ -46,6 +46,13 @@ session per turn; ``--resumable`` runs them in a resumable app (step markers, en
 markers)::
 
     .venv/bin/python -m benchmarks.callgrind_turns --scenario agents --shape sequential
+
+``--scenario resume`` is ``bench_workflow.py``'s resume1000 in instructions: a 1,000-node
+chain whose last node fails once (standing in for the crash), then ``Runner.resume_async``.
+The passes run ``--measure`` (default 1,3) crashed runs, each resumed (``--resume``) or not;
+the figure is the difference per run: the resume alone::
+
+    .venv/bin/python -m benchmarks.callgrind_turns --scenario resume
 """
 
 from __future__ import annotations
@@ -280,6 +287,52 @@ async def _shape_turns(n: int, shape: str, resumable: bool) -> None:
             raise RuntimeError(f"agents, {shape}: {texts} texts, expected {expected}")
 
 
+async def _resume_runs(n: int, resume: bool) -> None:
+    """``n`` crashed runs of a 1,000-node chain (after one crashed and resumed warm-up run),
+    each resumed when ``resume``."""
+    from benchmarks.workflow_worker import _start, _steps
+    from eventide import App, InMemorySessionService, ResumabilityConfig, Runner, types
+    from eventide.workflow import Workflow
+
+    class Crash(Exception):
+        """Stands in for the process dying while the last node runs."""
+
+    crashed: set[str] = set()
+    current = [""]
+
+    def last(node_input: int) -> int:
+        if current[0] not in crashed:
+            crashed.add(current[0])
+            raise Crash
+        return node_input + 1
+
+    workflow = Workflow(name="long", edges=[("START", _start, *_steps(998), last)])
+    config = ResumabilityConfig(is_resumable=True)
+    app = App(name=APP, root_agent=workflow, resumability_config=config)
+    runner = Runner(app=app, session_service=InMemorySessionService())
+    message = types.Content(role="user", parts=[types.Part(text="go")])
+    for run in range(1 + n):
+        session = await runner.session_service.create_session(app_name=APP, user_id=USER)
+        current[0] = session.id
+        invocation_id = None
+        try:
+            async for event in runner.run_async(
+                user_id=USER, session_id=session.id, new_message=message
+            ):
+                invocation_id = event.invocation_id
+        except Crash:
+            pass
+        if not resume and run > 0:
+            continue
+        output = None
+        async for event in runner.resume_async(
+            user_id=USER, session_id=session.id, invocation_id=invocation_id
+        ):
+            output = event.output if event.output is not None else output
+        if output != 999:
+            raise RuntimeError(f"resume: the resumed chain ended with {output!r}, expected 999")
+
+
 def _instructions(scenario: str, n: int, extra: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
@@ -311,7 +364,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--scenario",
-        choices=("2", "3", "agents", "history", "openai", "state", "workflow"),
+        choices=("2", "3", "agents", "history", "openai", "resume", "state", "workflow"),
         default="2",
     )
     parser.add_argument(
@@ -319,6 +372,7 @@ def main() -> None:
     )
     parser.add_argument("--shape", choices=("sequential", "loop"), default="sequential")
     parser.add_argument("--resumable", action="store_true", help="agents: a resumable app")
+    parser.add_argument("--resume", action="store_true", help="resume: resume each crash")
     parser.add_argument("--backend", choices=("memory", "sqlite"), default="sqlite", help="state")
     parser.add_argument("--stack", choices=("eventide", "sdk_post"), default="eventide")
     parser.add_argument("--events", type=int, default=HISTORY_EVENTS, help="history: big size")
@@ -342,10 +396,12 @@ def main() -> None:
             asyncio.run(_workflow_runs(args.turns, args.workflow))
         elif args.scenario == "agents":
             asyncio.run(_shape_turns(args.turns, args.shape, args.resumable))
+        elif args.scenario == "resume":
+            asyncio.run(_resume_runs(args.turns, args.resume))
         else:
             asyncio.run(_turns(int(args.scenario), args.turns))
         return
-    default = {"state": "1,3", "workflow": "5,25"}.get(args.scenario, "50,250")
+    default = {"state": "1,3", "workflow": "5,25", "resume": "1,3"}.get(args.scenario, "50,250")
     n1, n2 = (int(x) for x in (args.measure or default).split(","))
     if args.scenario == "workflow":
         from benchmarks.workflow_worker import NODES
@@ -354,6 +410,12 @@ def main() -> None:
         low, high = _instructions("workflow", n1, extra), _instructions("workflow", n2, extra)
         per_node = (high - low) / ((n2 - n1) * NODES[args.workflow])
         print(f"workflow {args.workflow}: {per_node / 1000:,.1f}k instructions per node")
+        return
+    if args.scenario == "resume":
+        crashes = [_instructions("resume", n, []) for n in (n1, n2)]
+        resumed = [_instructions("resume", n, ["--resume"]) for n in (n1, n2)]
+        per_run = ((resumed[1] - crashes[1]) - (resumed[0] - crashes[0])) / (n2 - n1)
+        print(f"resume of a crashed 1,000-node chain: {per_run / 1e6:,.1f}M instructions")
         return
     if args.scenario == "agents":
         extra = ["--shape", args.shape] + ["--resumable"] * args.resumable
