@@ -38,6 +38,8 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 # Seconds allowed between two chunks of a request body.
 DEFAULT_BODY_TIMEOUT = 30.0
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_JSON = b"application/json"
+_SERVED_CACHE = 64
 
 
 class _BodyTimedOut(Exception):
@@ -75,6 +77,8 @@ class BrowserGuardMiddleware:
         self._origins = frozenset(origins)
         self._body_timeout = body_timeout
         self._deadlines: _BodyDeadlines | None = None
+        # Host headers already found served, as sent: one set lookup per request.
+        self._served: set[bytes] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -94,11 +98,11 @@ class BrowserGuardMiddleware:
                 has_body = value not in (b"0", b"")
             elif name == b"transfer-encoding":
                 has_body = True
-        refusal = self._host_refusal(host)
+        refusal = None if host in self._served else self._host_refusal(host)
         writes = kind == "websocket" or scope["method"] not in _SAFE_METHODS
         if refusal is None and writes and origin:
             refusal = self._origin_refusal(origin, host)
-        if refusal is None and has_body and kind == "http" and writes:
+        if refusal is None and has_body and kind == "http" and writes and content_type != _JSON:
             refusal = _content_type_refusal(content_type)
         if refusal is not None:
             status, detail = refusal
@@ -117,6 +121,8 @@ class BrowserGuardMiddleware:
             return None  # HTTP/1.0 clients may send no Host; browsers always send one
         name = _host_name(header.decode("latin-1"))
         if name in self._hosts or name.endswith(".localhost") or _is_ip(name):
+            if len(self._served) < _SERVED_CACHE:  # the few Host values clients send
+                self._served.add(header)
             return None
         return (
             403,
