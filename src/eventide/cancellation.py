@@ -59,6 +59,10 @@ class AbortSignal(asyncio.Event):
         super().__init__()
         self._listeners: list[AbortState] = []
 
+    def arm_when_set(self, state: AbortState) -> None:
+        """Arm ``state`` when this event is set (it is not set yet)."""
+        self._listeners.append(state)
+
     def set(self) -> None:
         """Set the event, and arm the invocations attached to it."""
         super().set()
@@ -99,7 +103,7 @@ class AbortState:
         """Take the caller's ``signal`` (before the invocation starts)."""
         self.signal = signal
         if isinstance(signal, AbortSignal) and not signal.is_set():
-            signal._listeners.append(self)  # noqa: SLF001 - armed by its set()
+            signal.arm_when_set(self)
         else:
             self.armed = True
         try:
