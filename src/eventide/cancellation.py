@@ -30,13 +30,45 @@ if TYPE_CHECKING:
     from eventide.sessions.base_session_service import BaseSessionService
     from eventide.sessions.session import Session
 
-__all__ = ["ABORT_MESSAGE", "INVOCATION_ABORTED", "AbortState", "abort_events", "seal_aborted"]
+__all__ = [
+    "ABORT_MESSAGE",
+    "INVOCATION_ABORTED",
+    "AbortSignal",
+    "AbortState",
+    "abort_events",
+    "seal_aborted",
+]
 
 INVOCATION_ABORTED = "INVOCATION_ABORTED"
 """The ``error_code`` of the events that seal an aborted invocation (google-adk's code)."""
 
 ABORT_MESSAGE = "The invocation was aborted by its caller before it finished."
 """Their ``error_message``, and the ``error`` of the responses to calls left pending."""
+
+
+class AbortSignal(asyncio.Event):
+    """An ``asyncio.Event`` to abort invocations with that tells them the moment it is set.
+
+    Any ``asyncio.Event`` works as ``abort_signal``, but an invocation must then read it at
+    each of its steps (a property and a method call per event). Attached to this one, an
+    invocation is not even armed until :meth:`set` is called: its steps read one slot, as
+    for an invocation nobody can abort. ``/run_sse`` gives one to every turn.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._listeners: list[AbortState] = []
+
+    def arm_when_set(self, state: AbortState) -> None:
+        """Arm ``state`` when this event is set (it is not set yet)."""
+        self._listeners.append(state)
+
+    def set(self) -> None:
+        """Set the event, and arm the invocations attached to it."""
+        super().set()
+        listeners, self._listeners = self._listeners, []
+        for state in listeners:
+            state.armed = True
 
 
 class AbortState:
@@ -70,7 +102,10 @@ class AbortState:
     def attach(self, signal: asyncio.Event) -> None:
         """Take the caller's ``signal`` (before the invocation starts)."""
         self.signal = signal
-        self.armed = True
+        if isinstance(signal, AbortSignal) and not signal.is_set():
+            signal.arm_when_set(self)
+        else:
+            self.armed = True
         try:
             self.loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -79,7 +114,7 @@ class AbortState:
     def wait_signal(self) -> asyncio.Event:
         """The event an inner invocation (an ``AgentTool``'s) is aborted with."""
         if self.signal is None:
-            self.attach(asyncio.Event())
+            self.attach(AbortSignal())
         assert self.signal is not None
         if self.aborted:
             self.signal.set()

@@ -25,7 +25,13 @@ from eventide import (
     ToolContext,
     types,
 )
-from eventide.cancellation import ABORT_MESSAGE, INVOCATION_ABORTED, AbortState, abort_events
+from eventide.cancellation import (
+    ABORT_MESSAGE,
+    INVOCATION_ABORTED,
+    AbortSignal,
+    AbortState,
+    abort_events,
+)
 from eventide.testing import ScriptedModel, tool_call_response
 
 
@@ -226,3 +232,45 @@ def test_abort_state_without_a_signal_is_not_set_until_aborted() -> None:
     state.abort()
     assert state.is_set
     assert state.wait_signal().is_set()
+
+
+async def test_an_abort_signal_arms_its_invocations_only_when_set() -> None:
+    """An AbortSignal (what /run_sse gives each turn) leaves the invocations attached to it
+    unarmed, so their steps read one slot, until it is set; then they are armed and set."""
+    signal = AbortSignal()
+    state, other = AbortState(), AbortState()
+    state.attach(signal)
+    other.attach(signal)
+    assert (state.armed, state.is_set) == (False, False)
+    signal.set()
+    assert (state.armed, state.is_set, other.armed, other.is_set) == (True, True, True, True)
+    late = AbortState()
+    late.attach(signal)  # already set: armed at once
+    assert (late.armed, late.is_set) == (True, True)
+    plain = AbortState()
+    plain.attach(asyncio.Event())  # any other Event is read at each step
+    assert (plain.armed, plain.is_set) == (True, False)
+
+
+async def test_setting_an_abort_signal_mid_turn_stops_the_next_step() -> None:
+    """The Runner with an AbortSignal: set between two events, nothing after the event in
+    flight is made, and the abort is committed."""
+    signal = AbortSignal()
+
+    class Steps(BaseAgent):
+        async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+            for text in ("one", "two", "three"):
+                yield Event(author=self.name, content=_text(text))
+
+    runner = Runner(
+        app_name="app", agent=Steps(name="steps"), session_service=InMemorySessionService()
+    )
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    seen: list[tuple[str | None, str | None]] = []
+    async for event in runner.run_async(
+        user_id="u", session_id=session.id, new_message="go", abort_signal=signal
+    ):
+        seen.append((event.text, event.error_code))
+        if event.text == "one":
+            signal.set()
+    assert seen == [("one", None), (None, INVOCATION_ABORTED)]

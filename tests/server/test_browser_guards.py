@@ -270,3 +270,61 @@ def test_an_unexpected_error_is_a_500_with_an_id_and_no_traceback(
     assert any(
         error_id.group(1) in r.getMessage() and r.exc_info is not None for r in caplog.records
     )
+
+
+async def test_one_timer_cuts_off_only_the_stalled_body() -> None:
+    """The body timeouts of one loop share a timer: of two requests waiting at once, the
+    one whose client stalls gets the 408 and the one whose parts keep coming is served;
+    a route cancelled for another reason is not answered 408."""
+    import asyncio
+
+    from starlette.types import Message, Receive, Scope, Send
+
+    from eventide.server.browser_guard import BrowserGuardMiddleware
+
+    async def echo(scope: Scope, receive: Receive, send: Send) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    guard = BrowserGuardMiddleware(echo, body_timeout=0.2)
+    scope: Scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/x",
+        "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+        + [(b"transfer-encoding", b"chunked")],
+    }
+
+    async def request(parts: list[bytes], gap: float) -> list[Message]:
+        sent: list[Message] = []
+        queue = list(parts)
+
+        async def receive() -> Message:
+            await asyncio.sleep(gap)
+            part = queue.pop(0)
+            return {"type": "http.request", "body": part, "more_body": bool(queue)}
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        await guard(scope, receive, send)
+        return sent
+
+    trickle = request([b"[1,", b"2,", b"3,", b"4,", b"5]"], 0.1)  # 0.5 s, 0.1 s apart
+    stalled = request([b"[1]"], 3600)
+    served, cut = await asyncio.gather(trickle, stalled)
+    assert [m.get("status") for m in served][0] == 200
+    assert served[-1]["body"] == b"[1,2,3,4,5]"
+    assert cut[0]["status"] == 408
+    assert b"did not arrive within 0.2 seconds" in cut[-1]["body"]
+    task = asyncio.ensure_future(request([b"[1]"], 3600))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task

@@ -16,7 +16,12 @@ import httpx
 import pytest
 
 from eventide.server import create_app
-from eventide.server.request_limits import MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_STATE_KEYS
+from eventide.server.request_limits import (
+    MAX_ID_LENGTH,
+    MAX_JSON_DEPTH,
+    MAX_STATE_KEYS,
+    json_text_shallow,
+)
 from tests.server.harness import ThreadedServer
 
 APP = "hello"
@@ -106,6 +111,21 @@ def test_json_at_the_depth_limit_is_stored(client: httpx.Client, session_id: str
     patched = client.patch(f"{BASE}/{session_id}", json={"stateDelta": {"deep": value}})
     assert patched.status_code == 200, patched.text
     assert patched.json()["state"]["deep"] == value
+
+
+def test_a_shallow_body_with_many_brackets_is_accepted(
+    client: httpx.Client, session_id: str
+) -> None:
+    """Bodies whose text has more brackets than the depth limit (wide values, brackets in
+    strings) are walked, not refused: only their nesting counts."""
+    wide = [[i] for i in range(MAX_JSON_DEPTH * 2)]
+    text = "[" * (MAX_JSON_DEPTH * 2)
+    assert not json_text_shallow(json.dumps(wide).encode())
+    assert json_text_shallow(b'{"a": [1, {"b": 2}]}')
+    ran = client.post("/run", json=_turn(session_id, stateDelta={"wide": wide, "text": text}))
+    assert ran.status_code == 200, ran.text
+    state = client.get(f"{BASE}/{session_id}").json()["state"]
+    assert (state["wide"], state["text"]) == (wide, text)
 
 
 def test_too_many_state_keys_is_a_422_naming_the_limit(

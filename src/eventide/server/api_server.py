@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from fastapi import Depends, FastAPI, HTTPException, Response
+from fastapi import FastAPI, HTTPException, Response
 from fastapi.responses import RedirectResponse
 
 from eventide.apps.app import App
@@ -43,7 +43,7 @@ from eventide.server.model_request_recorder import ModelRequestRecorder
 from eventide.server.openapi_errors import document_error_answers
 from eventide.server.protocol_fast_path import ProtocolFastPath, ProtocolHandler
 from eventide.server.queued_turns import QueuedTurns
-from eventide.server.request_limits import check_path_ids
+from eventide.server.request_limits import IdCheckedRoute
 from eventide.server.run_routes import InflightTurns, TurnRoutes, Turns, add_run_routes
 from eventide.server.session_routes import add_session_routes
 from eventide.server.telemetry_consent import TelemetryConsent, add_telemetry_consent_routes
@@ -194,9 +194,9 @@ def create_app(
         version=__version__,
         summary="Run Eventide agent apps over HTTP: sessions, turns (JSON or SSE), artifacts.",
         lifespan=lifespan,
-        # Ids in paths are checked once for every route (length, characters).
-        dependencies=[Depends(check_path_ids)],
     )
+    # Ids in paths are checked by every route (length, characters): see IdCheckedRoute.
+    api.router.route_class = IdCheckedRoute
     # Starlette's own answer to an unexpected exception is plain text without an id.
     api.add_exception_handler(Exception, internal_error)
     api.state.eventide_registry = registry

@@ -20,9 +20,10 @@ class _TooLarge(Exception):
 class BodyLimitMiddleware:
     """Answers 413 to any request whose body is longer than ``max_bytes``.
 
-    A declared ``Content-Length`` over the limit is refused before the body is read; a
-    chunked body is counted as it arrives and refused once it passes the limit (the route
-    sees an error instead of the rest of the body, so nothing of it is stored).
+    A declared ``Content-Length`` over the limit is refused before the body is read (one
+    within it is the body's length: the ASGI server reads no more); a chunked body is
+    counted as it arrives and refused once it passes the limit (the route sees an error
+    instead of the rest of the body, so nothing of it is stored).
     """
 
     def __init__(self, app: ASGIApp, *, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
@@ -38,10 +39,14 @@ class BodyLimitMiddleware:
                 try:
                     declared = int(value)
                 except ValueError:
-                    declared = 0
+                    break  # not a length the server framed the body by: counted below
                 if declared > self.max_bytes:
                     await self._refuse(send)
                     return
+                # The ASGI server frames the body by its Content-Length: nothing to count
+                # (and no wrapper around each receive and each frame sent).
+                await self.app(scope, receive, send)
+                return
         seen = 0
         tracked = TrackedSend(send)
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from eventide.errors import AppLoadError, AppNotFoundError
 from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import camel_json
-from eventide.server.request_limits import json_depth_problem, too_deep
+from eventide.server.request_limits import json_depth_problem, json_text_shallow, too_deep
 
 __all__ = [
     "app_load_failed",
@@ -84,7 +84,7 @@ async def read_json(request: Request, *, required: bool) -> Any:
                 }
             ],
         ) from exc
-    problem = json_depth_problem(data)
+    problem = None if json_text_shallow(raw) else json_depth_problem(data)
     if problem is not None:
         raise HTTPException(422, detail=_too_deep(problem))
     return data

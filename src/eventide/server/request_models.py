@@ -11,7 +11,15 @@ from __future__ import annotations
 import difflib
 from typing import Any, cast
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from eventide import types
 from eventide.events import Event
@@ -19,6 +27,7 @@ from eventide.server.request_limits import id_problem, json_depth_problem, state
 from eventide.types import JsonObject, JsonValue, snake_case_keys
 
 __all__ = [
+    "SHALLOW_JSON",
     "CreateSessionBody",
     "RunAgentRequest",
     "SaveArtifactRequest",
@@ -26,6 +35,12 @@ __all__ = [
     "UpdateSessionRequest",
     "parse_create_session_body",
 ]
+
+
+SHALLOW_JSON: dict[str, bool] = {"shallow_json": True}
+"""The validation context saying the body's JSON text was found shallow enough already
+(:func:`~eventide.server.request_limits.json_text_shallow`): its parsed value is not walked
+again for depth."""
 
 
 def _both(name: str) -> AliasChoices:
@@ -69,8 +84,10 @@ class RunAgentRequest(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _within_limits(cls, value: Any) -> Any:
-        problem = json_depth_problem(value) or _delta_keys_problem(value)
+    def _within_limits(cls, value: Any, info: ValidationInfo) -> Any:
+        problem = (
+            None if info.context is SHALLOW_JSON else json_depth_problem(value)
+        ) or _delta_keys_problem(value)
         if problem is not None:
             raise ValueError(problem)
         return value

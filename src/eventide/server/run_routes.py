@@ -38,6 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from eventide.cancellation import AbortSignal
 from eventide.errors import (
     AppLoadError,
     AppNotFoundError,
@@ -52,8 +53,8 @@ from eventide.server.app_registry import AppRegistry
 from eventide.server.camel_json import event_json, event_json_bytes
 from eventide.server.json_responses import app_load_failed
 from eventide.server.queued_turns import QueuedTurns
-from eventide.server.request_limits import too_deep
-from eventide.server.request_models import RunAgentRequest
+from eventide.server.request_limits import json_text_shallow, too_deep
+from eventide.server.request_models import SHALLOW_JSON, RunAgentRequest
 from eventide.server.sse_batching import EventStreamResponse
 
 __all__ = [
@@ -215,7 +216,7 @@ class Turns:
         """Start the turn; a response that sends each event the moment the Runner has
         committed it. A client that hangs up aborts the turn: its events so far stay, and
         the ``INVOCATION_ABORTED`` events that record the abort are committed."""
-        abort_signal = asyncio.Event()
+        abort_signal = AbortSignal()
         events, first, error = await self.start(body, abort_signal)
         stream = _TurnStream(events, first, error, body.app_name, self.inflight)
         return EventStreamResponse(
@@ -359,7 +360,10 @@ class TurnRoutes:
             return
         raw = received[0].get("body", b"") if len(received) == 1 else _joined(received)
         try:
-            body = RunAgentRequest.model_validate(json.loads(raw))
+            data = json.loads(raw)
+            # The JSON text's brackets bound its depth: a shallow body is not walked again.
+            context = SHALLOW_JSON if json_text_shallow(raw) else None
+            body = RunAgentRequest.model_validate(data, context=context)
         except RecursionError:  # nested deeper than the parser goes; FastAPI says only 400
             await self._answer_error(HTTPException(422, detail=too_deep()), scope, receive, send)
             return
