@@ -10,8 +10,9 @@ user message first, so the model sees it.
 
 from __future__ import annotations
 
+import contextvars
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
@@ -68,8 +69,15 @@ class AgentNode(BaseNode):
         # Run from the workflow's context, not one made for the agent: the agent is not the
         # one the Runner started, so its answer must not carry the invocation's end marker.
         events = agent.run_async(invocation)
+        # The agent's code runs in a copy of the context variables, as in a task of its own
+        # (the node may run in the graph loop's task: see runs_inline).
+        variables = contextvars.copy_context()
         try:
-            async for event in events:
+            while True:
+                try:
+                    event = await _InContext(events.__anext__(), variables)
+                except StopAsyncIteration:
+                    break
                 if not event.author:
                     event.author = agent.name
                 if (
@@ -83,7 +91,47 @@ class AgentNode(BaseNode):
                     event.output = _answer(agent, event.content)
                 yield event
         finally:
-            await events.aclose()
+            await _InContext(events.aclose(), variables)
+
+    @property
+    def runs_inline(self) -> bool:
+        """Without a timeout, the workflow may run the node in the graph loop's task when it is the
+        only node to run: the agent's code runs in a copy of the context variables all the
+        same (see :class:`_InContext`), and a task's start, wake-ups and end cost about a
+        tenth of an LLM agent node (three event loop passes)."""
+        return self.timeout is None
+
+
+class _InContext:
+    """Awaits ``awaitable`` with each of its steps run in ``context``: what a task of its own
+    gives a coroutine (its own context variables), without the task. Cancellation and other
+    exceptions thrown in reach the awaitable in that context too."""
+
+    __slots__ = ("_awaitable", "_context")
+
+    def __init__(self, awaitable: Awaitable[Any], context: contextvars.Context) -> None:
+        self._awaitable = awaitable
+        self._context = context
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        inner = self._awaitable.__await__()
+        run = self._context.run
+        method: Any = inner.send
+        value: Any = None
+        while True:
+            try:
+                signal = run(method, value)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                value = yield signal
+            except GeneratorExit:
+                run(inner.close)
+                raise
+            except BaseException as error:  # noqa: BLE001 - thrown in: handed to the awaitable
+                method, value = inner.throw, error
+            else:
+                method = inner.send
 
 
 def _in_flight(ctx: Context) -> list[Event]:
