@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from typing import Any
+from typing import Any, cast
 
 from eventide import Context
 from eventide.workflow import Workflow
@@ -167,3 +167,19 @@ async def test_cancelling_the_run_reaches_an_agent_node_in_its_own_context() -> 
         await task
     assert cleaned_up == ["model"]
     assert _seen.get() == "unset"
+
+
+async def test_an_agent_nodes_events_come_from_its_body_unless_it_checks_its_output() -> None:
+    """Without an output_schema an agent node has nothing to do to its agent's events: they
+    come from ``_run_impl``'s own generator; with one, ``BaseNode.run`` checks each output."""
+    from eventide import LlmAgent
+    from eventide.testing import ScriptedModel
+    from eventide.workflow.agent_node import AgentNode
+
+    agent = LlmAgent(name="a", model=ScriptedModel(responses=["x"]))
+    plain = AgentNode(agent).run(ctx=cast(Any, None), node_input="go")
+    assert plain.ag_code is AgentNode._run_impl.__code__
+    await plain.aclose()
+    checked = AgentNode(agent, output_schema=str).run(ctx=cast(Any, None), node_input="go")
+    assert checked.ag_code is not AgentNode._run_impl.__code__
+    await checked.aclose()

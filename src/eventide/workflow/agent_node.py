@@ -22,7 +22,7 @@ from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
 from eventide.runtime.replay import ResumeScope
 from eventide.workflow.base_node import BaseNode
-from eventide.workflow.node_data import content_text, to_plain
+from eventide.workflow.node_data import content_text, to_plain, validate_node_data
 from eventide.workflow.replay import RunLog
 
 if TYPE_CHECKING:
@@ -46,6 +46,14 @@ class AgentNode(BaseNode):
             # The model's turn resumes from the user's answer by running again (google-adk).
             data.setdefault("rerun_on_resume", True)
         super().__init__(**data)
+
+    def run(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Event, None]:
+        """:meth:`BaseNode.run`; without an ``output_schema`` (nothing to do to what the
+        agent yields: events only) the node's events come from :meth:`_run_impl` itself,
+        not through one more generator."""
+        if self.output_schema is not None or type(self)._run_impl is not AgentNode._run_impl:
+            return super().run(ctx=ctx, node_input=node_input)
+        return self._run_impl(ctx=ctx, node_input=validate_node_data(self.input_schema, node_input))
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         agent = self.agent
