@@ -80,11 +80,13 @@ class AgentNode(BaseNode):
         # The agent's code runs in a copy of the context variables, as in a task of its own
         # (the node may run in the graph loop's task: see runs_inline).
         variables = contextvars.copy_context()
+        finished = False
         try:
             while True:
                 try:
                     event = await _InContext(events.__anext__(), variables)
                 except StopAsyncIteration:
+                    finished = True
                     break
                 if not event.author:
                     event.author = agent.name
@@ -99,7 +101,8 @@ class AgentNode(BaseNode):
                     event.output = _answer(agent, event.content)
                 yield event
         finally:
-            await _InContext(events.aclose(), variables)
+            if not finished:  # stopped early: close the agent's generator, in its context
+                await _InContext(events.aclose(), variables)
 
     @property
     def runs_inline(self) -> bool:
