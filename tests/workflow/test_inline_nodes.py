@@ -73,26 +73,26 @@ async def test_node_contexts_make_their_actions_on_first_use() -> None:
     assert [e.actions.state_delta for e in written] == [{"count": 2}]
 
 
-async def test_agent_nodes_of_a_chain_run_in_the_graph_loops_task() -> None:
-    """A lone agent node runs in the workflow's task, not a task of its own (three event loop
-    passes fewer per node)."""
+def _agents(**callbacks: Any) -> list[Any]:
+    """Two LLM agents answering "answer 0" and "answer 1", with ``callbacks``."""
     from eventide import LlmAgent
     from eventide.testing import ScriptedModel
 
+    return [
+        LlmAgent(name=f"agent_{i}", model=ScriptedModel(responses=[f"answer {i}"]), **callbacks)
+        for i in range(2)
+    ]
+
+
+async def test_agent_nodes_of_a_chain_run_in_the_graph_loops_task() -> None:
+    """A lone agent node runs in the workflow's task, not a task of its own (three event loop
+    passes fewer per node)."""
     tasks: list[asyncio.Task[Any] | None] = []
 
     def note_task(callback_context: Any, llm_request: Any) -> None:
         tasks.append(asyncio.current_task())
 
-    agents = [
-        LlmAgent(
-            name=f"agent_{i}",
-            model=ScriptedModel(responses=[f"answer {i}"]),
-            before_model_callback=note_task,
-        )
-        for i in range(2)
-    ]
-    workflow = Workflow(name="wf", edges=[("START", *agents)])
+    workflow = Workflow(name="wf", edges=[("START", *_agents(before_model_callback=note_task))])
     events, _ = await play(workflow, "go")
     assert outputs(events)[-1] == ("wf@1/agent_1@1", "answer 1")
     assert len(tasks) == 2 and tasks[0] is tasks[1]
@@ -101,9 +101,6 @@ async def test_agent_nodes_of_a_chain_run_in_the_graph_loops_task() -> None:
 async def test_an_agent_node_keeps_its_context_variables_to_itself() -> None:
     """The agent's code (callbacks, model, tools) runs in a copy of the context, as a task of
     its own would give it: what one agent node sets is not seen by the next, nor after."""
-    from eventide import LlmAgent
-    from eventide.testing import ScriptedModel
-
     seen: list[str] = []
 
     def set_and_note(callback_context: Any, llm_request: Any) -> None:
@@ -113,15 +110,7 @@ async def test_an_agent_node_keeps_its_context_variables_to_itself() -> None:
     def note_after(callback_context: Any, llm_response: Any) -> None:
         seen.append(_seen.get())
 
-    agents = [
-        LlmAgent(
-            name=f"agent_{i}",
-            model=ScriptedModel(responses=[f"answer {i}"]),
-            before_model_callback=set_and_note,
-            after_model_callback=note_after,
-        )
-        for i in range(2)
-    ]
+    agents = _agents(before_model_callback=set_and_note, after_model_callback=note_after)
     workflow = Workflow(name="wf", edges=[("START", *agents)])
     await play(workflow, "go")
     assert seen == ["unset", "agent_0", "unset", "agent_1"]
