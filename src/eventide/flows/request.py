@@ -8,7 +8,7 @@ from typing import get_args
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS
-from eventide._fastpath import fields_of
+from eventide._fastpath import assign_fields, fields_of
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
 from eventide.flows.contents import build_contents
 from eventide.flows.instructions import fill_placeholders
@@ -70,7 +70,7 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
             request.set_output_schema(json_schema(agent.output_schema))
     request.append_instructions(instructions)
 
-    request.contents = contents_for(agent, ctx)
+    assign_fields(request, {"contents": contents_for(agent, ctx)})
     if inserted:
         _insert_turn_instructions(request.contents, "\n\n".join(d for d in dynamic if d))
 

@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
-from eventide._fastpath import construct_trusted
+from eventide._fastpath import assign_fields, construct_trusted
 from eventide.agents.base_agent import BaseAgent
 from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
@@ -98,7 +98,7 @@ class AgentNode(BaseNode):
                     and event.is_final_response()
                 ):
                     # The agent's answer carries the node's output itself (no event more).
-                    event.output = _answer(agent, event.content)
+                    assign_fields(event, {"output": _answer(agent, event.content)})
                 yield event
         finally:
             if not finished:  # stopped early: close the agent's generator, in its context
