@@ -100,12 +100,14 @@ class ContentsBuilder:
         *,
         agent_name: str,
         branch: str | None,
-        shared: dict[str, tuple[Event, types.Content]] | None = None,
+        shared: dict[str, tuple[types.Content, types.Content]] | None = None,
     ) -> None:
         self._agent_name = agent_name
         self._branch = branch
         # What the builders of one view made of events they did not author (see ``add``):
-        # event id -> (the event, its content), the same for every agent but its author.
+        # event id -> (the event's content, what was made of it), the same for every agent
+        # but its author. (The event's content, not the event: a cached session keeps no
+        # event alive.)
         self._shared = shared
         self._blocks: list[_Block] = []
         self._call_block: dict[str, _Block] = {}
@@ -125,7 +127,7 @@ class ContentsBuilder:
         shared = self._shared if author != self._agent_name else None
         if shared is not None:
             made = shared.get(event.id)
-            if made is not None and made[0] is event:
+            if made is not None and made[0] is content:
                 main = made[1]
                 self._answered_last = None
                 self._blocks.append(_Block(author=author, main=main))
@@ -175,7 +177,7 @@ class ContentsBuilder:
             and len(in_place) == len(content.parts)
         ):
             # Nothing in it depends on this builder's calls: every other agent makes the same.
-            shared[event.id] = (event, main)
+            shared[event.id] = (content, main)
         if calls:
             for part in in_place:
                 if part.function_call is not None and part.function_call.id:
@@ -315,7 +317,7 @@ class _SessionEntry:
     def __init__(self) -> None:
         self.view: list[Event] | None = None
         self.conversations: dict[tuple[str | None, str], _Conversation] = {}
-        self.shared: dict[str, tuple[Event, types.Content]] = {}
+        self.shared: dict[str, tuple[types.Content, types.Content]] = {}
         self.seen = 0
         self.first_id = ""
         self.last_id = ""
