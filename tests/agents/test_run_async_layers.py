@@ -17,6 +17,14 @@ class Echo(BaseAgent):
         yield Event(author=self.name, content=types.Content(role="model", parts=[]))
 
 
+_BODY = vars(Echo)["_run_async_impl"].__code__
+
+
+def _body(events: Any) -> Any:
+    """The code object of the generator ``events`` runs."""
+    return events.ag_code
+
+
 async def _context(agent: BaseAgent) -> InvocationContext:
     service = InMemorySessionService()
     session = await service.create_session(app_name="app", user_id="u")
@@ -32,22 +40,24 @@ async def _authors(events: AsyncGenerator[Event, None]) -> list[str]:
 async def test_an_agent_without_callbacks_yields_from_its_body_directly() -> None:
     agent = Echo(name="echo")
     events = agent.run_async(await _context(agent))
-    assert events.ag_code is Echo._run_async_impl.__code__
+    assert _body(events) is _BODY
     assert await _authors(events) == ["echo"]
 
 
 async def test_agent_callbacks_still_run_around_the_body() -> None:
     seen: list[str] = []
 
-    def before(callback_context: Any) -> None:
+    def before(callback_context: Any) -> Any:
         seen.append("before")
 
-    def after(callback_context: Any) -> None:
+    def after(callback_context: Any) -> Any:
         seen.append("after")
 
-    for fields in ({"before_agent_callback": before}, {"after_agent_callback": after}):
-        agent = Echo(name="echo", **fields)
+    for agent in (
+        Echo(name="echo", before_agent_callback=before),
+        Echo(name="echo", after_agent_callback=after),
+    ):
         events = agent.run_async(await _context(agent))
-        assert events.ag_code is not Echo._run_async_impl.__code__
+        assert _body(events) is not _BODY
         assert await _authors(events) == ["echo"]
     assert seen == ["before", "after"]

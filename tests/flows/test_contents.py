@@ -199,13 +199,10 @@ def test_agents_of_one_session_share_what_they_make_of_others_events() -> None:
     assert first.author == "user"
     made = [cache.contents("s", events, agent_name=agent, branch=None)[0] for agent in agents]
     assert made[0] is made[1] is made[2]
-    spoken = [e for e in events if e.author == "a" and e.content and e.content.parts[0].text]
-    index = events.index(spoken[0])
+    spoken = next(e for e in events if e.author == "a" and e.text)
+    index = events.index(spoken)
     for_b = build_contents(events[: index + 1], agent_name="b", branch=None)[-1]
-    assert shape([for_b]) == [
-        ("user", "For context:"),
-        ("user", f"[a] said: {spoken[0].content.parts[0].text}"),
-    ]
+    assert shape([for_b]) == [("user", "For context:"), ("user", f"[a] said: {spoken.text}")]
     seen_by = [
         next(
             c
