@@ -108,10 +108,13 @@ def write_field(record: BaseModel, name: str, value: object) -> None:
 def assign_fields(record: BaseModel, values: dict[str, Any]) -> None:
     """Set fields of ``record`` as pydantic's ``__setattr__`` does without
     ``validate_assignment`` (the value stored, the field marked set), without its Python
-    dispatch: about a microsecond a field. Owner: the workflow's ``NodeRunner`` filling each
+    dispatch: about a microsecond a field. Owners: the workflow's ``NodeRunner`` filling each
     node event's own fields (``invocation_id``, ``author``, ``branch``, ``node_info``'s
     ``path`` and ``output_for``: strings and a list of strings it made), four or five per
-    event."""
+    event; an agent node setting its answer's ``output`` (``Any``); the LLM flow setting a
+    request's ``contents`` (the conversation cache's list of validated contents) and
+    ``LlmRequest.append_instructions`` its config's ``system_instruction`` (a ``str``), once
+    per model call."""
     vars(record).update(values)
     record.__pydantic_fields_set__.update(values)
 

@@ -263,16 +263,23 @@ class Event(LlmResponse):
         has no function calls, no function responses, is not a partial chunk and does not end
         with a code-execution result.
         """
-        if self.actions.skip_summarization and self.get_function_responses():
-            return True
         if self.long_running_tool_ids:
             return True
-        return (
-            not self.get_function_calls()
-            and not self.get_function_responses()
-            and not self.partial
-            and not self.has_trailing_code_execution_result()
-        )
+        content = self.content
+        parts = content.parts if content is not None else None
+        if parts:
+            # One pass over the parts (asked of every event the flow and the workflow see).
+            calls = responses = False
+            for part in parts:
+                if part.function_call is not None:
+                    calls = True
+                if part.function_response is not None:
+                    responses = True
+            if responses:
+                return bool(self.actions.skip_summarization)
+            if calls or parts[-1].code_execution_result is not None:
+                return False
+        return not self.partial
 
     @property
     def text(self) -> str | None:

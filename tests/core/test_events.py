@@ -176,6 +176,32 @@ def test_final_rule_3_each_condition() -> None:
     assert Event(author="a", actions=EventActions(state_delta={"k": 1})).is_final_response()
 
 
+def test_finality_rules_over_every_combination() -> None:
+    """The three rules together, over every mix of parts (in both orders), partial, skip
+    and long-running ids: final exactly when one of them says so."""
+    import itertools
+
+    for parts in itertools.chain.from_iterable(
+        itertools.permutations([TEXT, CALL, RESPONSE, CODE_RESULT], size) for size in range(3)
+    ):
+        for partial, skip, long_running in itertools.product((False, True), repeat=3):
+            event = _event(
+                *parts,
+                partial=partial,
+                actions=EventActions(skip_summarization=skip or None),
+                long_running_tool_ids={"c1"} if long_running else None,
+            )
+            calls = CALL in parts
+            responses = RESPONSE in parts
+            trailing = bool(parts) and parts[-1] is CODE_RESULT
+            expected = (
+                (skip and responses)
+                or long_running
+                or not (calls or responses or partial or trailing)
+            )
+            assert event.is_final_response() is expected, (parts, partial, skip, long_running)
+
+
 def test_function_calls_and_responses_accessors() -> None:
     """Spec "Extraer Información Clave": get_function_calls() / get_function_responses() list
     the parts in order, each with name and args/response; empty lists when absent."""

@@ -167,6 +167,53 @@ def test_incremental_cache_equals_building_from_scratch() -> None:
     )
 
 
+def test_agents_of_one_session_share_what_they_make_of_others_events() -> None:
+    """The cache builds a user message, or another agent's text as context, once per session
+    for every agent that is not its author (a workflow's pipeline of agents reads each
+    earlier node's words); each agent's conversation still equals building from scratch,
+    whatever the mix of calls, answers and agents."""
+    rng = random.Random(5)
+    cache = ContentsCache()
+    events: list[Event] = [text("user", "start")]
+    open_calls: list[str] = []
+    agents = ("a", "b", "c")
+    for step in range(300):
+        roll = rng.random()
+        author = rng.choice(agents)
+        if roll < 0.3:
+            events.append(text("user", f"u{step}"))
+        elif roll < 0.6:
+            events.append(text(author, f"{author}{step}"))
+        elif roll < 0.75:
+            call_id = f"c{step}"
+            events.append(call(author, call_id))
+            open_calls.append(call_id)
+        elif open_calls:
+            events.append(response(author, rng.choice(open_calls), f"r{step}"))
+        if rng.random() < 0.4:
+            for agent in agents:
+                got = cache.contents("s", events, agent_name=agent, branch=None)
+                expected = build_contents(events, agent_name=agent, branch=None)
+                assert shape(got) == shape(expected), (step, agent)
+    first = events[0]
+    assert first.author == "user"
+    made = [cache.contents("s", events, agent_name=agent, branch=None)[0] for agent in agents]
+    assert made[0] is made[1] is made[2]
+    spoken = next(e for e in events if e.author == "a" and e.text)
+    index = events.index(spoken)
+    for_b = build_contents(events[: index + 1], agent_name="b", branch=None)[-1]
+    assert shape([for_b]) == [("user", "For context:"), ("user", f"[a] said: {spoken.text}")]
+    seen_by = [
+        next(
+            c
+            for c in cache.contents("s", events, agent_name=agent, branch=None)
+            if shape([c]) == shape([for_b])
+        )
+        for agent in ("b", "c")
+    ]
+    assert seen_by[0] is seen_by[1]
+
+
 def test_one_cache_follows_rewinds_and_compactions() -> None:
     """Issue 32, the conversation cache's one validity rule: with rewinds and compactions
     mixed in (which rewrite the model's view), each agent's cached conversation and the

@@ -4,8 +4,9 @@ gave it must hold all the same, and its context builds its actions only when it 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-from typing import Any
+from typing import Any, cast
 
 from eventide import Context
 from eventide.workflow import Workflow
@@ -70,3 +71,105 @@ async def test_node_contexts_make_their_actions_on_first_use() -> None:
     assert state["count"] == 2
     written = [e for e in events if e.node_info.path == "wf@1/writer@1"]
     assert [e.actions.state_delta for e in written] == [{"count": 2}]
+
+
+def _agents(**callbacks: Any) -> list[Any]:
+    """Two LLM agents answering "answer 0" and "answer 1", with ``callbacks``."""
+    from eventide import LlmAgent
+    from eventide.testing import ScriptedModel
+
+    return [
+        LlmAgent(name=f"agent_{i}", model=ScriptedModel(responses=[f"answer {i}"]), **callbacks)
+        for i in range(2)
+    ]
+
+
+async def test_agent_nodes_of_a_chain_run_in_the_graph_loops_task() -> None:
+    """A lone agent node runs in the workflow's task, not a task of its own (three event loop
+    passes fewer per node)."""
+    tasks: list[asyncio.Task[Any] | None] = []
+
+    def note_task(callback_context: Any, llm_request: Any) -> None:
+        tasks.append(asyncio.current_task())
+
+    workflow = Workflow(name="wf", edges=[("START", *_agents(before_model_callback=note_task))])
+    events, _ = await play(workflow, "go")
+    assert outputs(events)[-1] == ("wf@1/agent_1@1", "answer 1")
+    assert len(tasks) == 2 and tasks[0] is tasks[1]
+
+
+async def test_an_agent_node_keeps_its_context_variables_to_itself() -> None:
+    """The agent's code (callbacks, model, tools) runs in a copy of the context, as a task of
+    its own would give it: what one agent node sets is not seen by the next, nor after."""
+    seen: list[str] = []
+
+    def set_and_note(callback_context: Any, llm_request: Any) -> None:
+        seen.append(_seen.get())
+        _seen.set(callback_context.agent_name)
+
+    def note_after(callback_context: Any, llm_response: Any) -> None:
+        seen.append(_seen.get())
+
+    agents = _agents(before_model_callback=set_and_note, after_model_callback=note_after)
+    workflow = Workflow(name="wf", edges=[("START", *agents)])
+    await play(workflow, "go")
+    assert seen == ["unset", "agent_0", "unset", "agent_1"]
+    assert _seen.get() == "unset"
+
+
+async def test_cancelling_the_run_reaches_an_agent_node_in_its_own_context() -> None:
+    """Cancelling the invocation while an agent node's model call waits cancels that call, and
+    the model's clean-up runs in the node's own context variables."""
+    from collections.abc import AsyncGenerator
+
+    from eventide import InMemoryRunner, LlmAgent
+    from eventide.models import BaseLlm, LlmResponse
+
+    started = asyncio.Event()
+    cleaned_up: list[str] = []
+
+    class Waiting(BaseLlm):
+        async def generate_content_async(
+            self, llm_request: Any, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            _seen.set("model")
+            started.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                cleaned_up.append(_seen.get())
+                raise
+            yield LlmResponse()  # pragma: no cover - never reached
+
+    agent = LlmAgent(name="slow", model=Waiting(model="waiting"))
+    runner = InMemoryRunner(Workflow(name="wf", edges=[("START", agent)]), app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+
+    async def consume() -> None:
+        async for _ in runner.run_async(user_id="u", session_id=session.id, new_message="go"):
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 5)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert cleaned_up == ["model"]
+    assert _seen.get() == "unset"
+
+
+async def test_an_agent_nodes_events_come_from_its_body_unless_it_checks_its_output() -> None:
+    """Without an output_schema an agent node has nothing to do to its agent's events: they
+    come from ``_run_impl``'s own generator; with one, ``BaseNode.run`` checks each output."""
+    from eventide import LlmAgent
+    from eventide.testing import ScriptedModel
+    from eventide.workflow.agent_node import AgentNode
+
+    agent = LlmAgent(name="a", model=ScriptedModel(responses=["x"]))
+    plain = AgentNode(agent).run(ctx=cast(Any, None), node_input="go")
+    body = vars(AgentNode)["_run_impl"].__code__
+    assert cast(Any, plain).ag_code is body
+    await plain.aclose()
+    checked = AgentNode(agent, output_schema=str).run(ctx=cast(Any, None), node_input="go")
+    assert cast(Any, checked).ag_code is not body
+    await checked.aclose()

@@ -141,16 +141,35 @@ class BaseAgent(BaseModel):
             yield from sub.walk()
 
     # --- running ---
-    async def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]:
+    def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]:
         """Run the agent: before callbacks, ``_run_async_impl``, after callbacks.
 
-        Each yielded event is committed by the Runner before this generator resumes.
+        Each yielded event is committed by the Runner before this generator resumes. An
+        agent without agent callbacks (its own or a plugin's), outside a resumable app, has
+        nothing to add around its body: its events come from ``_run_async_impl``'s own
+        generator, without one more generator for each of them to pass through.
         """
         ctx = parent_context.for_agent(self)
+        if (
+            not ctx.resumable
+            and self.before_agent_callback is None
+            and self.after_agent_callback is None
+        ):
+            plugins = ctx.plugin_manager
+            if not plugins.overrides(BasePlugin.before_agent_callback) and not plugins.overrides(
+                BasePlugin.after_agent_callback
+            ):
+                return self._run_async_impl(ctx)
+        # The agent the Runner started for the turn (a fan-out's branch context also names
+        # its agent, but is on a branch).
+        top = parent_context.agent is self and parent_context.branch is None
+        return self._run_with_callbacks(ctx, top=top)
+
+    async def _run_with_callbacks(
+        self, ctx: InvocationContext, *, top: bool
+    ) -> AsyncGenerator[Event, None]:
+        """:meth:`run_async` around the body: agent callbacks, or the resumable run."""
         if ctx.resumable:
-            # The agent the Runner started for the turn (a fan-out's branch context also
-            # names its agent, but is on a branch).
-            top = parent_context.agent is self and parent_context.branch is None
             async with aclosing(run_resumably(self, ctx, top=top)) as resumable_events:
                 async for resumable_event in resumable_events:
                     yield resumable_event

@@ -90,13 +90,25 @@ class ContentsBuilder:
         "_branch",
         "_call_block",
         "_flat",
+        "_shared",
         "_stale",
         "_translations",
     )
 
-    def __init__(self, *, agent_name: str, branch: str | None) -> None:
+    def __init__(
+        self,
+        *,
+        agent_name: str,
+        branch: str | None,
+        shared: dict[str, tuple[types.Content, types.Content]] | None = None,
+    ) -> None:
         self._agent_name = agent_name
         self._branch = branch
+        # What the builders of one view made of events they did not author (see ``add``):
+        # event id -> (the event's content, what was made of it), the same for every agent
+        # but its author. (The event's content, not the event: a cached session keeps no
+        # event alive.)
+        self._shared = shared
         self._blocks: list[_Block] = []
         self._call_block: dict[str, _Block] = {}
         self._flat: list[types.Content] = []
@@ -111,6 +123,16 @@ class ContentsBuilder:
         content = event.content
         if content is None or not content.parts or not _on_branch(event.branch, self._branch):
             return
+        author = event.author
+        shared = self._shared if author != self._agent_name else None
+        if shared is not None:
+            made = shared.get(event.id)
+            if made is not None and made[0] is content:
+                main = made[1]
+                self._answered_last = None
+                self._blocks.append(_Block(author=author, main=main))
+                self._flat.append(main)
+                return
         in_place: list[types.Part] = []
         answered: _Block | None = None
         # Whether a kept part is a call or a response (noted here, not in later passes).
@@ -139,7 +161,6 @@ class ContentsBuilder:
                 self._answered_last = answered
             return
         self._answered_last = None
-        author = event.author
         if author != USER_AUTHOR and author != self._agent_name:
             main = _as_context(author, in_place)
         elif author == USER_AUTHOR or responses:
@@ -149,6 +170,14 @@ class ContentsBuilder:
         block = _Block(author=author, main=main)
         self._blocks.append(block)
         self._flat.append(main)
+        if (
+            shared is not None
+            and not calls
+            and not responses
+            and len(in_place) == len(content.parts)
+        ):
+            # Nothing in it depends on this builder's calls: every other agent makes the same.
+            shared[event.id] = (content, main)
         if calls:
             for part in in_place:
                 if part.function_call is not None and part.function_call.id:
@@ -212,7 +241,9 @@ class ContentsCache:
     Per session it keeps the model's view of the events (rewound turns left out, compacted
     ones summarised: see :mod:`eventide.history.model_view`) and one conversation builder per
     agent and branch reading that view, so a model call costs only the events committed
-    since the last one.
+    since the last one. The builders share what they make of an event none of them calls
+    or answers in and that they did not author (a user message, another agent's words as
+    context): a pipeline of agents builds each earlier message once, not once per agent.
 
     Validity rule, the only one: an entry serves a session's events while they begin with the
     events it has seen (at least as many; the same first event and the same event at the
@@ -243,7 +274,7 @@ class ContentsCache:
         key = (branch, agent_name)
         conversation = entry.conversations.get(key)
         if conversation is None:
-            builder = ContentsBuilder(agent_name=agent_name, branch=branch)
+            builder = ContentsBuilder(agent_name=agent_name, branch=branch, shared=entry.shared)
             conversation = entry.conversations[key] = _Conversation(builder)
         builder = conversation.builder
         for index in range(conversation.seen, len(view)):
@@ -270,6 +301,7 @@ class ContentsCache:
             entry.view, appended_only = extend_view(entry.view, events, seen)
             if not appended_only:
                 entry.conversations.clear()
+                entry.shared.clear()
             entry.seen = len(events)
             entry.first_id = events[0].id
             entry.last_id = events[-1].id
@@ -277,13 +309,15 @@ class ContentsCache:
 
 
 class _SessionEntry:
-    """One session's cached view (None: the log is its own view) and conversations."""
+    """One session's cached view (None: the log is its own view), conversations, and the
+    contents its builders share (see :meth:`ContentsBuilder.add`)."""
 
-    __slots__ = ("conversations", "first_id", "last_id", "seen", "view")
+    __slots__ = ("conversations", "first_id", "last_id", "seen", "shared", "view")
 
     def __init__(self) -> None:
         self.view: list[Event] | None = None
         self.conversations: dict[tuple[str | None, str], _Conversation] = {}
+        self.shared: dict[str, tuple[types.Content, types.Content]] = {}
         self.seen = 0
         self.first_id = ""
         self.last_id = ""

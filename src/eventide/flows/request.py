@@ -8,7 +8,7 @@ from typing import get_args
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS
-from eventide._fastpath import fields_of
+from eventide._fastpath import assign_fields, fields_of
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
 from eventide.flows.contents import build_contents
 from eventide.flows.instructions import fill_placeholders
@@ -27,7 +27,6 @@ __all__ = ["build_request", "contents_for"]
 
 async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequest:
     """Instructions, then the conversation, then the tools, for ``agent``'s next call."""
-    readonly = ReadonlyContext(ctx)
     config = (
         _own_copy(agent.generate_content_config)
         if agent.generate_content_config is not None
@@ -35,10 +34,13 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     )
     instructions: list[str] = []
     dynamic: list[str] = []
-    if agent.global_instruction:
-        dynamic.append(await _instruction_text(agent.global_instruction, readonly))
-    if agent.instruction:
-        dynamic.append(await _instruction_text(agent.instruction, readonly))
+    for instruction in (agent.global_instruction, agent.instruction):
+        if not instruction:
+            continue
+        if isinstance(instruction, str) and "{" not in instruction:
+            dynamic.append(instruction)  # no placeholder: no context to make, nothing to await
+        else:
+            dynamic.append(await _instruction_text(instruction, ReadonlyContext(ctx)))
     inserted = agent.static_instruction is not None and any(dynamic)
     request = LlmRequest(
         model=agent.model.model,
@@ -68,7 +70,7 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
             request.set_output_schema(json_schema(agent.output_schema))
     request.append_instructions(instructions)
 
-    request.contents = contents_for(agent, ctx)
+    assign_fields(request, {"contents": contents_for(agent, ctx)})
     if inserted:
         _insert_turn_instructions(request.contents, "\n\n".join(d for d in dynamic if d))
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from eventide import types
+from eventide._fastpath import assign_fields
 
 if TYPE_CHECKING:
     from eventide.tools.base_tool import BaseTool
@@ -60,8 +61,10 @@ class LlmRequest(BaseModel):
         text = "\n\n".join(i for i in instructions if i)
         if not text:
             return
-        current = self.config.system_instruction
-        self.config.system_instruction = f"{current}\n\n{text}" if current else text
+        config = self.config
+        current = config.system_instruction
+        # A str for a str field: pydantic's __setattr__ would only store it (and note it set).
+        assign_fields(config, {"system_instruction": f"{current}\n\n{text}" if current else text})
 
     def append_tools(self, tools: list[BaseTool]) -> None:
         """Declare tools to the model and remember them by name."""

@@ -2,11 +2,12 @@
 fan-out and a ``Workflow``'s graph loop share.
 
 Each producer (a branch's task, a node's run) hands an event to :meth:`CommitChannel.commit`,
-which queues it with a future and waits on that future. The one consumer, the agent's
-generator, takes items with :meth:`CommitChannel.get`, yields each event to the Runner and
-resolves its future once the Runner has committed it (the generator resumes only then). So a
-producer waits for its own commit, never its siblings', and events commit in the order they
-reach the Runner. A producer that ends puts a :class:`Done` (with its error, if any).
+which queues it with a future and returns that future for the producer to wait on. The one
+consumer, the agent's generator, takes items with :meth:`CommitChannel.get`, yields each
+event to the Runner and resolves its future once the Runner has committed it (the generator
+resumes only then). So a producer waits for its own commit, never its siblings', and events
+commit in the order they reach the Runner. A producer that ends puts a :class:`Done` (with
+its error, if any).
 
 An unbounded queue with one reader: ``asyncio.Queue``'s work, without its getter
 bookkeeping (it is paid per event). Scheduling is the same as ``asyncio.Queue``'s: ``get``
@@ -52,11 +53,13 @@ class CommitChannel:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def commit(self, event: Event) -> None:
-        """Hand ``event`` to the reader; return once the Runner has committed it."""
+    def commit(self, event: Event) -> asyncio.Future[None]:
+        """Hand ``event`` to the reader; await the future returned: it is done once the
+        Runner has committed the event. (The future itself, not a coroutine awaiting it: a
+        producer waiting for its commit holds no frame of this, and costs one call less.)"""
         committed: asyncio.Future[None] = self.loop.create_future()
         self.put((event, committed))
-        await committed
+        return committed
 
     async def get(self) -> Item:
         """The next item (waits while there is none)."""

@@ -10,18 +10,19 @@ user message first, so the model sees it.
 
 from __future__ import annotations
 
+import contextvars
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
-from eventide._fastpath import construct_trusted
+from eventide._fastpath import assign_fields, construct_trusted
 from eventide.agents.base_agent import BaseAgent
 from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
 from eventide.runtime.replay import ResumeScope
 from eventide.workflow.base_node import BaseNode
-from eventide.workflow.node_data import content_text, to_plain
+from eventide.workflow.node_data import content_text, to_plain, validate_node_data
 
 if TYPE_CHECKING:
     from eventide.node_context import Context
@@ -44,6 +45,14 @@ class AgentNode(BaseNode):
             # The model's turn resumes from the user's answer by running again (google-adk).
             data.setdefault("rerun_on_resume", True)
         super().__init__(**data)
+
+    def run(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Event, None]:
+        """:meth:`BaseNode.run`; without an ``output_schema`` (nothing to do to what the
+        agent yields: events only) the node's events come from :meth:`_run_impl` itself,
+        not through one more generator."""
+        if self.output_schema is not None or type(self)._run_impl is not AgentNode._run_impl:
+            return super().run(ctx=ctx, node_input=node_input)
+        return self._run_impl(ctx=ctx, node_input=validate_node_data(self.input_schema, node_input))
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         agent = self.agent
@@ -72,8 +81,17 @@ class AgentNode(BaseNode):
         # Run from the workflow's context, not one made for the agent: the agent is not the
         # one the Runner started, so its answer must not carry the invocation's end marker.
         events = agent.run_async(invocation)
+        # The agent's code runs in a copy of the context variables, as in a task of its own
+        # (the node may run in the graph loop's task: see runs_inline).
+        variables = contextvars.copy_context()
+        finished = False
         try:
-            async for event in events:
+            while True:
+                try:
+                    event = await _InContext(events.__anext__(), variables)
+                except StopAsyncIteration:
+                    finished = True
+                    break
                 if not event.author:
                     event.author = agent.name
                 if (
@@ -84,10 +102,51 @@ class AgentNode(BaseNode):
                     and event.is_final_response()
                 ):
                     # The agent's answer carries the node's output itself (no event more).
-                    event.output = _answer(agent, event.content)
+                    assign_fields(event, {"output": _answer(agent, event.content)})
                 yield event
         finally:
-            await events.aclose()
+            if not finished:  # stopped early: close the agent's generator, in its context
+                await _InContext(events.aclose(), variables)
+
+    @property
+    def runs_inline(self) -> bool:
+        """Without a timeout, the workflow may run the node in the graph loop's task when it is the
+        only node to run: the agent's code runs in a copy of the context variables all the
+        same (see :class:`_InContext`), and a task's start, wake-ups and end cost about a
+        tenth of an LLM agent node (three event loop passes)."""
+        return self.timeout is None
+
+
+class _InContext:
+    """Awaits ``awaitable`` with each of its steps run in ``context``: what a task of its own
+    gives a coroutine (its own context variables), without the task. Cancellation and other
+    exceptions thrown in reach the awaitable in that context too."""
+
+    __slots__ = ("_awaitable", "_context")
+
+    def __init__(self, awaitable: Awaitable[Any], context: contextvars.Context) -> None:
+        self._awaitable = awaitable
+        self._context = context
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        inner = self._awaitable.__await__()
+        run = self._context.run
+        method: Any = inner.send
+        value: Any = None
+        while True:
+            try:
+                signal = run(method, value)
+            except StopIteration as stop:
+                return stop.value
+            try:
+                value = yield signal
+            except GeneratorExit:
+                run(inner.close)
+                raise
+            except BaseException as error:  # noqa: BLE001 - thrown in: handed to the awaitable
+                method, value = inner.throw, error
+            else:
+                method = inner.send
 
 
 def _is_llm_agent(agent: Any) -> bool:
