@@ -3,9 +3,14 @@ from ``InvocationContext.agent_states`` set by hand.
 
 Expected lists were taken from google-adk 2.13 run side by side on the same agents: a
 workflow agent's ``agent_state`` before each step and a separate ``end_of_agent`` event at
-its end; a custom agent (its own ``_run_async_impl`` only) commits no end marker; an
-``LlmAgent`` commits its end marker after its answer, and right after a transfer (before the
-target's events)."""
+its end; a custom agent (its own ``_run_async_impl`` only) commits no end marker in a
+sequence; an ``LlmAgent`` commits its end marker after its answer, and right after a
+transfer (before the target's events).
+
+Where durability needs it, Eventide differs on purpose: a custom agent that is a fan-out's
+branch commits its end marker (google-adk 2.13 commits none, and reruns the branch on
+resume), and so does the last step of a sequence or loop whose end waits for an after-agent
+callback, so a finished custom agent is skipped on resume rather than run again or refused."""
 
 from __future__ import annotations
 
@@ -41,11 +46,13 @@ END = "end_of_agent"
 
 
 class Hello(BaseAgent):
-    """Says hello once, after ``delay`` seconds."""
+    """Says hello once, after ``delay`` seconds (``runs`` counts its runs: its side effect)."""
 
     delay: float = 0
+    runs: int = 0
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        self.runs += 1
         await asyncio.sleep(self.delay)
         yield Event(
             author=self.name,
@@ -133,10 +140,11 @@ async def test_a_fan_out_ends_once_after_its_branches() -> None:
         ("a3", "hi a3"),
         ("steps", END),
         ("a1", "hi a1"),
+        ("a1", END),  # Eventide only: a custom branch marks its end (see the crash tests)
         ("fan", END),
     ]
     assert {e.branch for e in events[1:6]} == {"fan.steps"}
-    assert events[6].branch == "fan.a1"
+    assert {e.branch for e in events[6:8]} == {"fan.a1"}
 
 
 async def test_an_agent_that_resumes_itself_marks_its_end() -> None:
@@ -172,6 +180,7 @@ async def test_a_fan_out_resumes_each_branch_from_its_state() -> None:
         ("a3", "hi a3"),
         ("steps", END),
         ("a1", "hi a1"),
+        ("a1", END),
         ("fan", END),
     ]
 
@@ -233,17 +242,38 @@ async def test_a_transfer_ends_the_agent_first_and_the_next_turn_stays_with_the_
 
 
 class Flaky(Hello):
-    """Fails on its first run (after ``delay``), then says hello."""
-
-    failed: bool = False
+    """Fails on its first run (after ``delay``) before committing anything, then says hello."""
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         await asyncio.sleep(self.delay)
-        if not self.failed:
-            self.failed = True
+        if self.runs == 0:
+            self.runs += 1
             raise ConnectionError("crash")
         async for event in super()._run_async_impl(ctx):
             yield event
+
+
+class Halfway(Hello):
+    """Says hello, then fails on its first run: it crashed mid-run, after committing output."""
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        async for event in super()._run_async_impl(ctx):
+            yield event
+        if self.runs == 1:
+            raise ConnectionError("crash")
+
+
+class FailsOnce:
+    """An after-agent callback that fails the first time it runs (the crash between a
+    workflow's last step and its end marker), then lets the agent end."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, callback_context: Any) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            raise ConnectionError("crash")
 
 
 async def _crash_then_resume(root: BaseAgent) -> list[Event]:
@@ -254,16 +284,108 @@ async def _crash_then_resume(root: BaseAgent) -> list[Event]:
     return [e async for e in runner.resume_async(user_id="u", session_id=session.id)]
 
 
-async def test_a_custom_branch_that_answered_cannot_be_resumed_without_its_own_continuation() -> (
-    None
-):
-    """The cost of google-adk's shape: a custom agent commits no end marker, so a fan-out
-    resumed after it answered cannot tell it finished; ResumeError says what to override."""
-    fan = ParallelAgent(name="fan", sub_agents=[Hello(name="a1"), Flaky(name="b", delay=0.1)])
+async def test_a_custom_branch_that_finished_is_skipped_on_resume() -> None:
+    """A custom agent that finished in a fan-out branch while a sibling still ran commits
+    its end marker; the sibling crashes, and resuming skips it (its side effect is not
+    repeated) and runs again the sibling, which had committed nothing."""
+    a1, b = Hello(name="a1"), Flaky(name="b", delay=0.1)
+    fan = ParallelAgent(name="fan", sub_agents=[a1, b])
+    runner = _resumable_runner(fan)
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    with pytest.raises(ConnectionError):
+        await _turn(runner, session.id, "go")
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored is not None
+    assert simplify(stored.events[1:]) == [("fan", {}), ("a1", "hi a1"), ("a1", END)]
+    assert stored.events[-1].branch == "fan.a1"
+    resumed = [e async for e in runner.resume_async(user_id="u", session_id=session.id)]
+    assert simplify(resumed) == [("b", "hi b"), ("b", END), ("fan", END)]
+    assert (a1.runs, b.runs) == (1, 2)
+
+
+async def test_a_custom_branch_that_crashed_mid_run_is_not_resumed() -> None:
+    """One that committed output and then crashed cannot be told from a half-run:
+    ResumeError names it and says what to override; nothing runs again."""
+    a1, b = Halfway(name="a1"), Hello(name="b", delay=0.2)
+    fan = ParallelAgent(name="fan", sub_agents=[a1, b])
     with pytest.raises(ResumeError, match=r"'a1'.*_resume_async_impl"):
         await _crash_then_resume(fan)
+    assert a1.runs == 1
 
 
 async def test_a_custom_branch_with_its_own_continuation_resumes() -> None:
     fan = ParallelAgent(name="fan", sub_agents=[Once(name="a1"), Flaky(name="b", delay=0.1)])
-    assert simplify(await _crash_then_resume(fan)) == [("b", "hi b"), ("fan", END)]
+    assert simplify(await _crash_then_resume(fan)) == [("b", "hi b"), ("b", END), ("fan", END)]
+
+
+async def test_a_finished_last_step_is_skipped_when_the_sequence_end_fails() -> None:
+    """The sequence's after-agent callback fails after its last step (a custom agent)
+    finished: the step's end marker was committed before the callback ran, so resuming
+    skips it and the sequence ends."""
+    a1, a2 = Hello(name="a1"), Hello(name="a2")
+    after = FailsOnce()
+    steps = SequentialAgent(name="w", sub_agents=[a1, a2], after_agent_callback=after)
+    assert simplify(await _crash_then_resume(steps)) == [("w", END)]
+    assert (a1.runs, a2.runs, after.calls) == (1, 1, 2)
+
+
+async def test_a_last_step_marks_its_end_only_when_the_sequence_ends_late() -> None:
+    """Without an after-agent callback the sequence's own end marker follows its last step
+    at once (google-adk's shape, no step marker); with one, the step marks its end first."""
+    plain = SequentialAgent(name="w", sub_agents=[Hello(name="a1")])
+    assert simplify(await _run(plain)) == [
+        ("w", {"current_sub_agent": "a1"}),
+        ("a1", "hi a1"),
+        ("w", END),
+    ]
+    late = SequentialAgent(
+        name="w", sub_agents=[Hello(name="a1")], after_agent_callback=lambda callback_context: None
+    )
+    assert simplify(await _run(late)) == [
+        ("w", {"current_sub_agent": "a1"}),
+        ("a1", "hi a1"),
+        ("a1", END),
+        ("w", END),
+    ]
+
+
+async def test_a_loops_last_step_is_skipped_when_the_loop_end_fails() -> None:
+    """A loop's last round: its last step's end marker is committed before the loop's
+    after-agent callback, which fails; resuming runs neither step again. Earlier rounds'
+    last steps carry none (the next round's marker follows at once)."""
+    a1, a2 = Hello(name="a1"), Hello(name="a2")
+    after = FailsOnce()
+    loop = LoopAgent(name="w", sub_agents=[a1, a2], max_iterations=2, after_agent_callback=after)
+    assert simplify(await _crash_then_resume(loop)) == [("w", END)]
+    assert (a1.runs, a2.runs, after.calls) == (2, 2, 2)
+
+
+async def test_a_last_step_that_crashed_mid_run_is_not_resumed() -> None:
+    steps = SequentialAgent(
+        name="w",
+        sub_agents=[Hello(name="a1"), Halfway(name="a2")],
+        after_agent_callback=FailsOnce(),
+    )
+    with pytest.raises(ResumeError, match=r"'a2'.*_resume_async_impl"):
+        await _crash_then_resume(steps)
+
+
+class Escalates(Hello):
+    """Says hello with an escalation: the loop around it ends after it."""
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        async for event in super()._run_async_impl(ctx):
+            event.actions.escalate = True
+            yield event
+
+
+async def test_a_step_that_escalated_is_skipped_when_the_loop_end_fails() -> None:
+    """An escalation ends the loop after its step: that step marks its end before the loop's
+    failing after-agent callback, and resuming neither runs it again nor a later step."""
+    a1, a2 = Escalates(name="a1"), Hello(name="a2")
+    after = FailsOnce()
+    loop = LoopAgent(name="w", sub_agents=[a1, a2], max_iterations=3, after_agent_callback=after)
+    assert simplify(await _crash_then_resume(loop)) == [("w", END)]
+    assert (a1.runs, a2.runs, after.calls) == (1, 0, 2)

@@ -160,17 +160,19 @@ class BaseAgent(BaseModel):
                 BasePlugin.after_agent_callback
             ):
                 return self._run_async_impl(ctx)
-        # The agent the Runner started for the turn (a fan-out's branch context also names
-        # its agent, but is on a branch).
-        top = parent_context.agent is self and parent_context.branch is None
-        return self._run_with_callbacks(ctx, top=top)
+        # A context made for this agent by its caller: the Runner's for the agent it started
+        # for the turn, or a fan-out's for one of its branches (on a branch).
+        own = parent_context.agent is self
+        top = own and parent_context.branch is None
+        return self._run_with_callbacks(ctx, top=top, alone=own and not top)
 
     async def _run_with_callbacks(
-        self, ctx: InvocationContext, *, top: bool
+        self, ctx: InvocationContext, *, top: bool, alone: bool
     ) -> AsyncGenerator[Event, None]:
         """:meth:`run_async` around the body: agent callbacks, or the resumable run."""
         if ctx.resumable:
-            async with aclosing(run_resumably(self, ctx, top=top)) as resumable_events:
+            run = run_resumably(self, ctx, top=top, alone=alone)
+            async with aclosing(run) as resumable_events:
                 async for resumable_event in resumable_events:
                     yield resumable_event
             return
@@ -228,8 +230,17 @@ class BaseAgent(BaseModel):
         invocation (google-adk's shape): an agent whose position the log holds (its class
         continues its own logic, as the workflow agents and ``LlmAgent`` do, or it reads its
         position from the session, ``resumes_from_log``). Another agent (a custom agent's
-        own ``_run_async_impl``) commits none: its parent's next marker says it is done."""
+        own ``_run_async_impl``) commits none where its parent's next marker says it is done;
+        it does as a fan-out's branch, and as the last step of a sequence or loop whose
+        end waits for an after-agent callback (see ``resumable_run``)."""
         return _continues_itself(type(self)) or getattr(self, "resumes_from_log", False) is True
+
+    def _has_after_callback(self, ctx: InvocationContext) -> bool:
+        """Whether an after-agent callback (the agent's own or a plugin's) runs when the
+        agent's body ends, before its end marker."""
+        return self.after_agent_callback is not None or ctx.plugin_manager.overrides(
+            BasePlugin.after_agent_callback
+        )
 
     def _resume_async_impl(
         self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress

@@ -7,7 +7,11 @@ come (no channel: the chain's generator is the step's, so a step resumes after i
 commit at no cost per event). In a resumable invocation the chain commits its step marker
 before each step (``{"current_sub_agent": name}``, a loop's with ``"times_looped"``);
 resumed (:class:`~eventide.runtime.replay.Continuation`), it continues the step in flight
-from its own events and runs the rest. See docs/architecture.md, section 15.1.
+from its own events and runs the rest. When the chain ends after a step (its last step of
+its last round, or an escalation) and its owner's end marker waits for an after-agent
+callback (``ends_late``), a step that commits no end marker of its own (a custom agent) gets
+one: a crash in that callback must not leave the step looking half-run. See
+docs/architecture.md, sections 11 and 15.1.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any, Protocol
 
 from eventide.contexts import InvocationContext
 from eventide.events import Event
-from eventide.runtime.replay import Continuation, step_marker
+from eventide.runtime.replay import Continuation, end_marker, step_marker
 
 __all__ = ["Step", "run_chain"]
 
@@ -31,6 +35,8 @@ class Step(Protocol):
 
     def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]: ...
 
+    def _marks_its_end(self) -> bool: ...
+
 
 async def run_chain(
     owner: str,
@@ -40,6 +46,7 @@ async def run_chain(
     *,
     rounds: int | None = 1,
     ends_on: Callable[[str], bool] | None = None,
+    ends_late: bool = False,
 ) -> AsyncGenerator[Event, None]:
     """Run ``steps`` for ``owner`` (the chain agent's name) from ``where``.
 
@@ -48,14 +55,19 @@ async def run_chain(
         ends_on: a loop's escalation rule: whether an ``escalate`` event by ``author`` ends
             the chain, once that author's step has finished. None: a sequence, which does
             not watch escalations and writes no ``times_looped``.
+        ends_late: in a resumable invocation, an after-agent callback runs between the
+            chain's last step and the owner's end marker.
     """
     looping = ends_on is not None
     times_looped = int(where.state.get("times_looped", 0))
     start, scope, escalated = where.start, where.scope, where.escalated
+    last = len(steps) - 1
     while rounds is None or times_looped < rounds:
         for index in range(start, len(steps)):
             step = steps[index]
+            ended = False  # the step's end marker is in the log already
             if scope is not None:
+                ended = ends_late and scope.progress(step.name, ctx.branch).ended
                 ctx.resume, scope = scope, None  # the step in flight continues from its events
             elif ctx.resumable:
                 state: dict[str, Any] = {"current_sub_agent": step.name}
@@ -72,7 +84,17 @@ async def run_chain(
                         if event.actions.escalate and ends_on(event.author):
                             escalated = True
             ctx.resume = None  # the step took its copy of the scope; later steps run fresh
-            if escalated or ctx.end_invocation:
+            if ctx.end_invocation:
+                return
+            if (
+                ends_late
+                and (escalated or (index == last and times_looped + 1 == rounds))
+                and not ended
+                and not step._marks_its_end()  # pyright: ignore[reportPrivateUsage]
+            ):
+                # Nothing else in the log would say this step finished before the callback.
+                yield end_marker(step.name, ctx, None, top=False)
+            if escalated:
                 return
         start = 0
         times_looped += 1

@@ -88,6 +88,7 @@ class LoopAgent(BaseAgent):
             where,
             rounds=self.max_iterations,
             ends_on=lambda author: escalation_reaches(self, author),
+            ends_late=ctx.resumable and self._has_after_callback(ctx),
         )
 
 

@@ -17,8 +17,11 @@ instead of starting again:
 The end marker has google-adk's shape: an agent whose position the log holds (a workflow
 agent, an ``LlmAgent``; ``BaseAgent._marks_its_end``) commits ``end_of_agent`` once, on a
 content-less event after its last (an ``LlmAgent`` that transfers commits it before the
-target runs); a custom agent commits none. The agent the Runner started always ends with
-the invocation's ``finished`` marker.
+target runs); a custom agent commits none where its parent's next marker follows at once
+(a step of a sequence). A fan-out's branch (``alone``) commits it whatever its class: its
+parent ends only after every branch has, so nothing else in the log would say the branch
+finished, and resuming would have to run it again or refuse (google-adk runs it again).
+The agent the Runner started always ends with the invocation's ``finished`` marker.
 
 This module reads the agent through :class:`ResumableAgent` (the members ``BaseAgent``
 has), so it needs nothing from ``base_agent`` and ``base_agent`` can import it.
@@ -61,12 +64,16 @@ class ResumableAgent(Protocol):
 
     def _marks_its_end(self) -> bool: ...
 
+    def _has_after_callback(self, ctx: InvocationContext) -> bool: ...
+
 
 async def run_resumably(
-    agent: ResumableAgent, ctx: InvocationContext, *, top: bool
+    agent: ResumableAgent, ctx: InvocationContext, *, top: bool, alone: bool = False
 ) -> AsyncGenerator[Event, None]:
     """Run ``agent`` (its own context ``ctx``) recording markers, or continue it from
-    ``ctx.resume``. ``top``: the agent is the one the Runner started for the turn."""
+    ``ctx.resume``. ``top``: the agent is the one the Runner started for the turn.
+    ``alone``: no marker of its parent follows its end (a fan-out's branch), so it commits
+    its own end marker even when its position is not in the log."""
     scope = ctx.resume
     ctx.resume = None  # children get their own scope, explicitly
     progress = scope.progress(agent.name, ctx.branch) if scope is not None else None
@@ -83,7 +90,8 @@ async def run_resumably(
             event, skip = await agent._before_agent(ctx)
             if skip:
                 assert event is not None
-                yield end_marker(agent.name, ctx, event, top=top, end=agent._marks_its_end())
+                end = alone or agent._marks_its_end()
+                yield end_marker(agent.name, ctx, event, top=top, end=end)
                 return
             if event is not None:
                 yield event
@@ -108,10 +116,8 @@ async def run_resumably(
         if top:
             yield invocation_end(name, ctx)
         return
-    after = None
-    if agent.after_agent_callback is not None or plugins.overrides(BasePlugin.after_agent_callback):
-        after = await agent._after_agent(ctx)
-    end = not ended and agent._marks_its_end()
+    after = await agent._after_agent(ctx) if agent._has_after_callback(ctx) else None
+    end = not ended and (alone or agent._marks_its_end())
     if after is not None or end or top:
         yield end_marker(name, ctx, after, top=top, end=end)
 

@@ -43,4 +43,5 @@ class SequentialAgent(BaseAgent):
         return self._steps(ctx, where)
 
     def _steps(self, ctx: InvocationContext, where: Continuation) -> AsyncGenerator[Event, None]:
-        return run_chain(self.name, self.sub_agents, ctx, where)
+        late = ctx.resumable and self._has_after_callback(ctx)
+        return run_chain(self.name, self.sub_agents, ctx, where, ends_late=late)
