@@ -233,7 +233,7 @@ class BaseAgent(BaseModel):
         own ``_run_async_impl``) commits none where its parent's next marker says it is done;
         it does as a fan-out's branch, and as the last step of a sequence or loop whose
         end waits for an after-agent callback (see ``resumable_run``)."""
-        return _continues_itself(type(self)) or getattr(self, "resumes_from_log", False) is True
+        return _position_in_log(self)
 
     def _has_after_callback(self, ctx: InvocationContext) -> bool:
         """Whether an after-agent callback (the agent's own or a plugin's) runs when the
@@ -315,6 +315,12 @@ def _continues_itself(cls: type[BaseAgent]) -> bool:
     )
 
 
+def _position_in_log(agent: BaseAgent) -> bool:
+    """Whether the log holds where ``agent`` is: its class continues its own logic, or it
+    reads its position from the session (``resumes_from_log``)."""
+    return _continues_itself(type(agent)) or getattr(agent, "resumes_from_log", False) is True
+
+
 def check_resumable(root: BaseAgent) -> None:
     """Refuse, when a resumable app is built, an agent tree with an agent that could not
     continue an unfinished invocation: one whose class overrides ``_run_async_impl`` of a
@@ -331,9 +337,9 @@ def check_resumable(root: BaseAgent) -> None:
         ConfigurationError: naming the agent, its class and what to implement.
     """
     for agent in _agents_of(root):
-        cls = type(agent)
-        if _continues_itself(cls) or getattr(agent, "resumes_from_log", False) is True:
+        if _position_in_log(agent):
             continue
+        cls = type(agent)
         parent = _owner(cls, "_resume_async_impl")
         if parent is BaseAgent:
             continue
