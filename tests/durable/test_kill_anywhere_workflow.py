@@ -30,8 +30,14 @@ from eventide.events import Event
 from eventide.runtime.markers import CALL_KEY, FINISHED, invocation_mark
 from eventide.sessions import SqlSessionService
 from eventide.workflow.replay import DONE_KEY
-from tests.durable.durable_app import normalized
-from tests.durable.workflow_kill_app import APP_NAME, answer, build_app, pending_request
+from tests.durable.workflow_kill_app import (
+    APP_NAME,
+    answer,
+    build_app,
+    node_outputs,
+    normalized_log,
+    pending_request,
+)
 
 pytest.importorskip("dbos")
 from eventide.durable.dbos_workers import InvocationQueue  # noqa: E402
@@ -90,15 +96,6 @@ def _completed(events: list[Event]) -> set[str]:
     return done
 
 
-def _normalized(events: list[Event]) -> dict[str | None, list[tuple[Any, ...]]]:
-    """``normalized`` without the ids a run generates (a request's ``interruptId``)."""
-    for event in events:
-        for call in event.get_function_calls():
-            if call.args and "interruptId" in call.args:
-                call.args = {**call.args, "interruptId": "<id>"}
-    return normalized(events)
-
-
 def _summary(events: list[Event]) -> str:
     return "\n".join(
         f"{e.invocation_id} {e.author} {e.node_info.path} {invocation_mark(e)} "
@@ -116,17 +113,6 @@ def _diff(want: object, got: object) -> str:
 
 def _starts(lines: list[str]) -> Counter[str]:
     return Counter(line.split()[1] for line in lines if line.startswith("start "))
-
-
-def _outputs(events: list[Event]) -> list[dict[str, Any]]:
-    """Per invocation (in order), its node outputs by node path."""
-    per: dict[str, dict[str, Any]] = {}
-    for event in events:
-        if event.invocation_id:
-            outputs = per.setdefault(event.invocation_id, {})
-            if event.output is not None:
-                outputs[event.node_info.path] = event.output
-    return list(per.values())
 
 
 async def test_a_workflow_sigkilled_at_random_moments_on_dbos_workers_finishes_exactly_once(
@@ -227,8 +213,8 @@ async def test_a_workflow_sigkilled_at_random_moments_on_dbos_workers_finishes_e
     for invocation_id in dict.fromkeys(e.invocation_id for e in events if e.invocation_id):
         marks = [invocation_mark(e) for e in events if e.invocation_id == invocation_id]
         assert marks.count(FINISHED) == 1, _summary(events)
-    assert _outputs(events) == _outputs(expected)
-    got, want = _normalized(events), _normalized(expected)
+    assert node_outputs(events) == node_outputs(expected)
+    got, want = normalized_log(events), normalized_log(expected)
     assert got == want, _diff(want, got)
     assert final.state == _state_of(expected)
 

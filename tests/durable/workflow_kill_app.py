@@ -31,6 +31,7 @@ from eventide.models.llm_response import LlmResponse
 from eventide.node_context import Context
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from eventide.workflow import JoinNode, RequestInput, Workflow
+from tests.durable.durable_app import normalized
 
 APP_NAME = "wf_kill"
 # How long one side effect takes: most of a turn's time is spent inside them.
@@ -127,3 +128,23 @@ def answer(request_id: str, text: str) -> types.Content:
         id=request_id, name="adk_request_input", response={"result": text}
     )
     return types.Content(role="user", parts=[types.Part(function_response=response)])
+
+
+def normalized_log(events: list[Event]) -> dict[str | None, list[tuple[Any, ...]]]:
+    """``normalized`` without the ids a run generates (a request's ``interruptId``)."""
+    for event in events:
+        for call in event.get_function_calls():
+            if call.args and "interruptId" in call.args:
+                call.args = {**call.args, "interruptId": "<id>"}
+    return normalized(events)
+
+
+def node_outputs(events: list[Event]) -> list[dict[str, Any]]:
+    """Per invocation (in order), its node outputs by node path."""
+    per: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if event.invocation_id:
+            outputs = per.setdefault(event.invocation_id, {})
+            if event.output is not None:
+                outputs[event.node_info.path] = event.output
+    return list(per.values())

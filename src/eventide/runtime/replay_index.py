@@ -62,6 +62,8 @@ class NodeRecord:
     interrupts: list[str] = field(default_factory=list)
     error: str | None = None
     done: bool = False
+    ended: list[str] = field(default_factory=list)
+    """Authors of the ``end_of_agent`` markers committed at the path (an agent node's agent)."""
 
 
 class ReplayIndex:
@@ -202,6 +204,8 @@ def _note(records: dict[str, NodeRecord], event: Event) -> None:
         record.error = event.error_code
     if event.custom_metadata and event.custom_metadata.get(DONE_KEY):
         record.done = True
+    if event.actions.end_of_agent:
+        record.ended.append(event.author)
 
 
 def _record(records: dict[str, NodeRecord], path: str) -> NodeRecord:

@@ -26,6 +26,7 @@ from eventide.workflow.node_data import content_text, to_plain, validate_node_da
 
 if TYPE_CHECKING:
     from eventide.node_context import Context
+    from eventide.runtime.replay_index import NodeRecord
 
 __all__ = ["AgentNode"]
 
@@ -107,6 +108,14 @@ class AgentNode(BaseNode):
         finally:
             if not finished:  # stopped early: close the agent's generator, in its context
                 await _InContext(events.aclose(), variables)
+
+    def finished_in(self, record: NodeRecord) -> bool:
+        """An agent that marks its end (an ``LlmAgent``, a workflow agent) commits its
+        ``end_of_agent`` after the answer that carries the node's output: a run stopped
+        between the two runs again to commit the marker (its agent continues after its
+        answer, which is not asked for again)."""
+        agent = self.agent
+        return agent.name in record.ended or not agent._marks_its_end()  # pyright: ignore[reportPrivateUsage]
 
     @property
     def runs_inline(self) -> bool:

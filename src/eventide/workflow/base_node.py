@@ -17,6 +17,7 @@ from eventide.workflow.retry_config import RetryConfig
 
 if TYPE_CHECKING:
     from eventide.node_context import Context
+    from eventide.runtime.replay_index import NodeRecord
 
 __all__ = ["START", "BaseNode"]
 
@@ -89,6 +90,12 @@ class BaseNode(BaseModel):
         task of the node's) when it is the only node to run: true of nodes that run no user
         code but plain function calls, each in a copy of the context (as a task gives)."""
         return False
+
+    def finished_in(self, record: NodeRecord) -> bool:
+        """Whether a run of this node whose output (or route) the log holds had committed
+        everything it commits (resumable apps). True unless the node commits more after its
+        output: an agent node's agent commits its end marker after its answer."""
+        return True
 
     async def run(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Event, None]:
         """Run the node: validate its input, run :meth:`_run_impl`, and turn what it

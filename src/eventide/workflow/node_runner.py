@@ -95,6 +95,8 @@ class NodeRunner:
         )
         record = self.log.record(path)
         resume_inputs: dict[str, Any] = {}
+        # A run whose output the log holds, run again to commit what followed its output.
+        finishing: NodeRecord | None = None
         if record is not None:
             replayed = self._replay(node, record)
             if replayed is not None:
@@ -103,6 +105,8 @@ class NodeRunner:
             resume_inputs = {
                 i: self.log.answers[i] for i in record.interrupts if i in self.log.answers
             }
+            if record.has_output or record.route is not None:
+                finishing = record
         invocation = parent.get_invocation_context()
         if branch != invocation.branch:
             invocation = invocation.for_agent(invocation.agent, branch=branch)
@@ -123,6 +127,7 @@ class NodeRunner:
             if use_as_output:
                 ctx.output_for_ancestors = [parent.node_path, *parent.output_for_ancestors]
             tracked = _Tracked()
+            tracked.output_emitted = finishing is not None
             try:
                 if node.timeout is None:
                     await self._drive(node, ctx, node_input, tracked)
@@ -154,9 +159,12 @@ class NodeRunner:
                 return NodeOutcome(error=error, branch=branch)
             await self._finish(node, ctx, tracked)
             output = ctx.output if ctx.output is not None else tracked.output
+            route = tracked.route if tracked.route is not None else ctx.route
+            if finishing is not None and output is None and route is None:
+                output, route = finishing.output, finishing.route
             return NodeOutcome(
                 output=output,
-                route=tracked.route if tracked.route is not None else ctx.route,
+                route=route,
                 interrupts=tracked.interrupts,
                 branch=invocation.branch,
             )
@@ -172,6 +180,8 @@ class NodeRunner:
                 return None
             return NodeOutcome(interrupts=unresolved)
         if record.has_output or record.route is not None:
+            if self.resumable and not node.finished_in(record):
+                return None  # it commits the rest; its output stays the committed one
             return NodeOutcome(output=record.output, route=record.route)
         if record.error is not None:
             return None

@@ -1,0 +1,128 @@
+"""Stopped after every commit, for the apps the kill-anywhere tests SIGKILL (issue 31).
+
+The random SIGKILLs of ``test_kill_anywhere`` (a ``SequentialAgent`` with a fan-out) and
+``test_kill_anywhere_workflow`` (a graph workflow on DBOS workers) land where they land;
+this test takes every place instead. For each message's run and each event it commits, the
+process "stops" right after that commit (the Runner's generator is closed there, as a crash
+leaves it: everything yielded is committed, nothing after it), ``Runner.resume_async``
+continues the invocation in a new Runner, and the remaining messages run. The session must
+end as an uninterrupted run's: the same events per branch (markers included), node outputs
+and state, and every invocation finished exactly once.
+
+It found an LLM agent node stopped between its answer (which carries the node's output)
+and its ``end_of_agent`` marker: the node was replayed as finished, and the marker was
+never committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eventide import App, InMemorySessionService, Runner
+from eventide.events import Event
+from eventide.runtime.markers import ENDED, FINISHED, invocation_mark
+from tests.durable import kill_anywhere_app, workflow_kill_app
+from tests.durable.workflow_kill_app import answer, node_outputs, normalized_log, pending_request
+
+
+@dataclass(frozen=True)
+class _Case:
+    app_name: str
+    build_app: Callable[[Path], App]
+    messages: int
+    message: Callable[[int, list[Event]], Any]  # the i-th message, given the log so far
+
+
+def _workflow_message(i: int, events: list[Event]) -> Any:
+    """A turn's text, then the answer to the request it pauses on."""
+    request = pending_request(events)
+    return answer(request, f"yes-{i // 2}") if request is not None else f"turn-{i // 2}"
+
+
+CASES = {
+    "graph workflow": _Case(
+        workflow_kill_app.APP_NAME, workflow_kill_app.build_app, 6, _workflow_message
+    ),
+    "agent pipeline": _Case(
+        kill_anywhere_app.APP_NAME, kill_anywhere_app.build_app, 2, lambda i, _: f"turn-{i}"
+    ),
+}
+
+
+async def _play(
+    case: _Case, ledger: Path, stop: tuple[int, int] | None, yielded: list[int] | None = None
+) -> tuple[list[Event], dict[str, Any]]:
+    """The case's messages on a fresh session; with ``stop = (i, k)``, the run of message
+    ``i`` stops after its ``k``-th committed event and is resumed before the next message.
+    ``yielded`` gets the number of events each message's run yielded."""
+    service = InMemorySessionService()
+    app_name = case.app_name
+    session_id = (await service.create_session(app_name=app_name, user_id="u")).id
+    for i in range(case.messages):
+        runner = Runner(app=case.build_app(ledger), session_service=service)
+        session = await service.get_session(app_name=app_name, user_id="u", session_id=session_id)
+        assert session is not None
+        events = runner.run_async(
+            user_id="u", session_id=session_id, new_message=case.message(i, session.events)
+        )
+        seen = 0
+        async for _event in events:
+            seen += 1
+            if stop == (i, seen):
+                break
+        await events.aclose()
+        await runner.close()
+        if stop == (i, seen):
+            await _resume_unless_done(case, ledger, service, session_id)
+        if yielded is not None:
+            yielded.append(seen)
+    final = await service.get_session(app_name=app_name, user_id="u", session_id=session_id)
+    assert final is not None
+    return final.events, dict(final.state)
+
+
+async def _resume_unless_done(
+    case: _Case, ledger: Path, service: InMemorySessionService, session_id: str
+) -> None:
+    """Resume the session's latest invocation in a new Runner, unless it had already
+    committed its last marker (finished, or paused for the user's answer): the latest
+    marker says where an invocation is."""
+    session = await service.get_session(app_name=case.app_name, user_id="u", session_id=session_id)
+    assert session is not None
+    latest = session.events[-1].invocation_id
+    marks = [m for e in session.events if e.invocation_id == latest if (m := invocation_mark(e))]
+    if marks[-1] in (FINISHED, ENDED):
+        return
+    runner = Runner(app=case.build_app(ledger), session_service=service)
+    async for _event in runner.resume_async(user_id="u", session_id=session_id):
+        pass
+    await runner.close()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+async def test_a_run_stopped_after_any_commit_resumes_to_the_uninterrupted_log(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(workflow_kill_app, "EFFECT_SECONDS", 0.0)
+    monkeypatch.setattr(kill_anywhere_app, "STAMP_SECONDS", 0.0)
+    case = CASES[name]
+    counts: list[int] = []
+    expected, expected_state = await _play(case, tmp_path / "baseline.ledger", None, counts)
+    invocations = list(dict.fromkeys(e.invocation_id for e in expected if e.invocation_id))
+    assert min(counts) >= 2  # each run commits an event, then its last marker
+    places = [(i, k) for i, count in enumerate(counts) for k in range(1, count)]
+    for place in places:
+        events, state = await _play(case, tmp_path / f"{place[0]}-{place[1]}.ledger", place)
+        ids = list(dict.fromkeys(e.invocation_id for e in events if e.invocation_id))
+        assert len(ids) == len(invocations), place
+        for invocation_id in ids:
+            marks = [invocation_mark(e) for e in events if e.invocation_id == invocation_id]
+            assert marks.count(FINISHED) == 1, (place, marks)
+        assert node_outputs(events) == node_outputs(expected), place
+        assert state == expected_state, place
+        assert normalized_log(events) == normalized_log(expected), place
