@@ -24,7 +24,8 @@ from eventide import types
 from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
 from eventide.runtime.replay_index import DONE_KEY, NodeRecord, ReplayIndex
-from eventide.workflow.request_input import answer_value
+from eventide.workflow.answer_schema import validate_answer
+from eventide.workflow.request_input import REQUEST_INPUT_FUNCTION, answer_value
 
 __all__ = ["DONE_KEY", "NodeRecord", "RunLog", "read_index", "read_run"]
 
@@ -113,7 +114,24 @@ def read_index(index: ReplayIndex, root_path: str) -> RunLog:
     log.records = index.records(root_path, since)
     log.index = index
     log.since = since
+    if log.answers:
+        _check_answers(log, index.run_events(root_path, since))
     return log
+
+
+def _check_answers(log: RunLog, events: list[Event]) -> None:
+    """Check each answer to a ``RequestInput`` of the run against the request's
+    ``response_schema`` (coercing it as the schema says; see :mod:`answer_schema`)."""
+    answers = log.answers
+    for event in events:
+        if not event.long_running_tool_ids:
+            continue
+        for call in event.get_function_calls():
+            if call.name != REQUEST_INPUT_FUNCTION or call.id not in answers:
+                continue
+            schema = (call.args or {}).get("response_schema")
+            if schema is not None:
+                answers[call.id] = validate_answer(call.id, answers[call.id], schema)
 
 
 def _answers_only(event: Event) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from eventide import types
 from eventide._ids import new_id
@@ -35,10 +36,16 @@ class RequestInput(BaseModel):
         interrupt_id: the id of the request (the function call's id); the answer carries it.
         payload: data for the client to show or act on.
         message: the question shown to the user.
-        response_schema: the shape of the expected answer (a type or a JSON schema).
+        response_schema: the shape of the expected answer (a Python type, e.g. a pydantic
+            model, or a JSON Schema dict). The answer is checked against it, and coerced
+            (``"42"`` for an integer), when the workflow continues; one that does not fit
+            raises ``WorkflowDataError`` and the user answers again.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # google-adk's spellings too: ``interruptId``, ``responseSchema``.
+    model_config = ConfigDict(
+        arbitrary_types_allowed=True, alias_generator=to_camel, populate_by_name=True
+    )
 
     interrupt_id: str = Field(default_factory=new_id)
     payload: Any | None = None
