@@ -122,3 +122,46 @@ async def test_a_finished_task_is_not_run_again_when_the_caller_failed_after_it(
     assert [(e.author, e.text) for e in again] == [("root", "Back: the pick was ok.")]
     assert sub_model.calls == 1
     assert again[0].branch is None
+
+
+async def test_the_event_that_finishes_a_task_carries_its_output() -> None:
+    """As google-adk 2.13 does (checked side by side): the event answering an accepted
+    ``finish_task`` call has ``output`` = the call's arguments, for a root task agent and
+    for a delegated one; a refused call (arguments that fail the schema) sets none."""
+    from pydantic import BaseModel
+
+    from eventide import InMemoryRunner
+
+    class Pick(BaseModel):
+        colour: str
+
+    root_task = LlmAgent(
+        name="t",
+        mode="task",
+        output_schema=Pick,
+        model=ScriptedModel(
+            responses=[
+                tool_call_response(("finish_task", {"hue": "red"})),  # refused: no colour
+                tool_call_response(("finish_task", {"colour": "red"})),
+            ]
+        ),
+    )
+    runner = InMemoryRunner(root_task, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    events = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="hi")
+    ]
+    finishing = [e for e in events if e.get_function_responses()]
+    assert [e.output for e in finishing] == [None, {"colour": "red"}]
+
+    sub_model = ScriptedModel(responses=[tool_call_response(("finish_task", {"result": "blue"}))])
+    root_model = ScriptedModel(
+        responses=[tool_call_response(("picker", {"request": "pick"})), "Blue."]
+    )
+    runner = InMemoryRunner(_tree(sub_model, root_model), app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    events = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="hi")
+    ]
+    outputs = [(e.author, e.output) for e in events if e.output is not None]
+    assert outputs == [("picker", {"result": "blue"})]

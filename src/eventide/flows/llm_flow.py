@@ -30,6 +30,7 @@ from eventide.flows.task_delegation import (
     delegates,
     finishes_task,
     is_delegation,
+    note_task_output,
     pending_delegation,
     run_delegation,
 )
@@ -38,7 +39,7 @@ from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.output_schemas import is_model, parse_answer, schema_name
 from eventide.plugins.base_plugin import AFTER_MODEL, BEFORE_MODEL, ON_MODEL_ERROR
-from eventide.protocol import SET_MODEL_RESPONSE
+from eventide.protocol import FINISH_TASK, SET_MODEL_RESPONSE
 from eventide.run_config import StreamingMode
 from eventide.runtime.replay import end_marker
 
@@ -139,6 +140,8 @@ async def _run_tools(
         async for event in wait_for_answers(ctx, step, response_event):
             yield event
         return
+    if any(call.name == FINISH_TASK for call in calls):
+        note_task_output(response_event, calls)
     yield response_event
     async for event in after_tool_responses(agent, ctx, step, final, response_event, calls):
         yield event

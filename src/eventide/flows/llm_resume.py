@@ -39,6 +39,7 @@ from eventide.flows.recorded_calls import ToolResponses, recorded_outcomes, run_
 from eventide.flows.request import build_request
 from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.resume import answered_calls
+from eventide.flows.task_delegation import note_task_output
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.protocol import (
     REQUEST_CONFIRMATION_FUNCTION,
@@ -145,6 +146,7 @@ async def resume_llm_agent(
                 async for event in run_llm_flow(_ready(resolved), ctx, answer_paused_calls=False):
                     yield event
             return
+        note_task_output(response_event, calls)
         yield response_event
     elif responses:
         response_event = last

@@ -32,6 +32,7 @@ __all__ = [
     "delegating_agent",
     "finishes_task",
     "is_delegation",
+    "note_task_output",
     "pending_delegation",
     "reply_branch",
     "run_delegation",
@@ -109,6 +110,20 @@ def task_output(
     if (response.response or {}).get("result") != FINISH_TASK_DONE:
         return None
     return dict(call.args or {})
+
+
+def note_task_output(response_event: Event, calls: Sequence[types.FunctionCall]) -> None:
+    """Put a task's output on the event of the tools' responses that ends it (an accepted
+    ``finish_task`` call among ``calls``), as google-adk does: ``Event.output`` is the
+    call's arguments, for a root task agent as for a delegated one."""
+    for response in response_event.get_function_responses():
+        if response.name != FINISH_TASK:
+            continue
+        call = next((c for c in calls if c.id == response.id), None)
+        output = task_output(call, response) if call is not None else None
+        if output is not None:
+            response_event.output = output
+            return
 
 
 def finishes_task(response_event: Event) -> bool:
