@@ -272,6 +272,67 @@ class MemoryServiceContract:
         await memory_service.delete_memory(app_name="other", user_id=USER, memory_id="m-kept")
         assert await texts_for(memory_service, "window") == ["prefers the window seat"]
 
+    async def test_custom_metadata_is_kept_with_each_memory(
+        self, memory_service: BaseMemoryService
+    ) -> None:
+        """google-adk's ``custom_metadata``: a direct entry keeps the call's merged with its
+        own (its own wins); events added with ``add_events_to_memory`` keep the call's; a
+        session's events have none."""
+        entry = MemoryEntry(
+            id="m1",
+            content=types.Content(parts=[types.Part(text="likes green tea")]),
+            custom_metadata={"source": "entry", "rank": 1},
+        )
+        await memory_service.add_memory(
+            app_name=APP,
+            user_id=USER,
+            memories=[entry],
+            custom_metadata={"source": "call", "batch": "b1"},
+        )
+        await memory_service.add_events_to_memory(
+            app_name=APP,
+            user_id=USER,
+            events=[event("green tea in the morning")],
+            session_id="s9",
+            custom_metadata={"batch": "b2"},
+        )
+        await memory_service.add_session_to_memory(session("s1", "green tea again"))
+        found = (
+            await memory_service.search_memory(app_name=APP, user_id=USER, query="green")
+        ).memories
+        by_text = {m.content.text: m.custom_metadata for m in found}
+        assert by_text == {
+            "likes green tea": {"source": "entry", "rank": 1, "batch": "b1"},
+            "green tea in the morning": {"batch": "b2"},
+            "green tea again": {},
+        }
+
+    async def test_a_memory_deleted_by_id_stays_deleted_when_its_session_is_added_again(
+        self, memory_service: BaseMemoryService
+    ) -> None:
+        remembered = session("s1", "sailing on Sunday", "sailing lessons")
+        await memory_service.add_session_to_memory(remembered)
+        found = (
+            await memory_service.search_memory(app_name=APP, user_id=USER, query="sailing")
+        ).memories
+        dropped = next(m for m in found if m.content.text == "sailing lessons")
+        await memory_service.delete_memory(app_name=APP, user_id=USER, memory_id=dropped.id)
+        await memory_service.add_session_to_memory(remembered)
+        assert await texts_for(memory_service, "sailing") == ["sailing on Sunday"]
+
+    async def test_add_events_to_memory_adds_to_a_session_without_duplicates(
+        self, memory_service: BaseMemoryService
+    ) -> None:
+        first = event("kayak rental", timestamp=1_700_000_001.0)
+        await memory_service.add_events_to_memory(
+            app_name=APP, user_id=USER, events=[first], session_id="s1"
+        )
+        second = event("kayak trip", timestamp=1_700_000_002.0)
+        await memory_service.add_events_to_memory(
+            app_name=APP, user_id=USER, events=[first, second], session_id="s1"
+        )
+        assert sorted(await texts_for(memory_service, "kayak")) == ["kayak rental", "kayak trip"]
+
     async def test_add_memory_refuses_an_entry_without_text(
         self, memory_service: BaseMemoryService
     ) -> None:

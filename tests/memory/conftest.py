@@ -61,6 +61,7 @@ async def clear_postgres_memory(url: str) -> None:
     conn = await asyncpg.connect(make_url(url).set(drivername="postgresql").render_as_string(False))
     try:
         await conn.execute("DELETE FROM eventide_memory")
+        await conn.execute("DELETE FROM eventide_memory_forgotten")
     finally:
         await conn.close()
 

@@ -16,6 +16,11 @@ Shape (version 1)::
                          PostgreSQL: tsv (a stored tsvector of text, GIN-indexed)
     eventide_memory_fts  SQLite only: the FTS5 index over text and scope, kept in step
                          with eventide_memory by three triggers
+
+Version 2 adds ``eventide_memory.custom_metadata`` (JSON text, NULL for none: what
+``add_memory`` and ``add_events_to_memory`` were given) and ``eventide_memory_forgotten``
+(app_name, user_id, event_id): the memories ``delete_memory`` forgot one by one, so adding
+their session again does not bring them back.
 """
 
 from __future__ import annotations
@@ -82,11 +87,28 @@ def _version_1(dialect: str) -> list[str]:
     return list(_SQLITE_V1 if dialect == "sqlite" else _POSTGRES_V1)
 
 
+def _version_2(dialect: str) -> list[str]:
+    del dialect  # the same SQL in both
+    return [
+        "ALTER TABLE eventide_memory ADD COLUMN custom_metadata TEXT",
+        """CREATE TABLE eventide_memory_forgotten (
+            app_name TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            PRIMARY KEY (app_name, user_id, event_id))""",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=1,
         description="eventide_memory and its full-text index (SQLite FTS5, PostgreSQL GIN)",
         statements=_version_1,
+    ),
+    Migration(
+        version=2,
+        description="memories' custom_metadata, and the memories deleted one by one",
+        statements=_version_2,
     ),
 )
 

@@ -25,6 +25,7 @@ become asyncpg's (``$1``).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sqlite3
@@ -72,18 +73,33 @@ _DELETE_MEMORIES = "DELETE FROM eventide_memory WHERE app_name = ?1 AND user_id 
 _DELETE_ONE = """DELETE FROM eventide_memory
     WHERE app_name = ?1 AND user_id = ?2 AND event_id = ?3"""
 
-# SQLite also stores the row's scope token (see _scope_token).
+_FORGET_ONE = """INSERT INTO eventide_memory_forgotten (app_name, user_id, event_id)
+    VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING"""
+
+_SELECT_FORGOTTEN = """SELECT event_id FROM eventide_memory_forgotten
+    WHERE app_name = ?1 AND user_id = ?2"""
+
+# SQLite also stores the row's scope token (see _scope_token). A row remembered before is
+# replaced (``_REPLACE``: a direct entry written again), or kept (``_KEEP``: an event added
+# again with add_events_to_memory).
 _INSERT = """INSERT INTO eventide_memory
-    (app_name, user_id, session_id, event_id, author, timestamp, content, text{scope})
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8{scope_value})
-    ON CONFLICT (app_name, user_id, session_id, event_id) DO UPDATE SET
+    (app_name, user_id, session_id, event_id, author, timestamp, content, text,
+     custom_metadata{scope})
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9{scope_value})
+    ON CONFLICT (app_name, user_id, session_id, event_id) DO {conflict}"""
+_REPLACE = """UPDATE SET
         author = excluded.author, timestamp = excluded.timestamp,
-        content = excluded.content, text = excluded.text"""
+        content = excluded.content, text = excluded.text,
+        custom_metadata = excluded.custom_metadata"""
+_KEEP = "NOTHING"
 
-_SQLITE_INSERT = _INSERT.format(scope=", scope", scope_value=", ?9")
-_POSTGRES_INSERT = _postgres(_INSERT.format(scope="", scope_value=""))
+_SQLITE_INSERT = _INSERT.format(scope=", scope", scope_value=", ?10", conflict=_REPLACE)
+_POSTGRES_INSERT = _postgres(_INSERT.format(scope="", scope_value="", conflict=_REPLACE))
+_SQLITE_ADD = _INSERT.format(scope=", scope", scope_value=", ?10", conflict=_KEEP)
+_POSTGRES_ADD = _postgres(_INSERT.format(scope="", scope_value="", conflict=_KEEP))
 
-_SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content, m.event_id
+_SQLITE_SEARCH = """SELECT m.session_id, m.author, m.timestamp, m.content, m.event_id,
+        m.custom_metadata
     FROM eventide_memory_fts JOIN eventide_memory AS m ON m.id = eventide_memory_fts.rowid
     WHERE eventide_memory_fts MATCH ?1 AND m.app_name = ?2 AND m.user_id = ?3
     ORDER BY bm25(eventide_memory_fts, 1.0, 0.0), m.timestamp DESC
@@ -126,7 +142,7 @@ _POSTGRES_SEARCH = _postgres("""WITH useful AS MATERIALIZED (
         ORDER BY score DESC
         LIMIT ?4
     )
-    SELECT m.session_id, m.author, m.timestamp, m.content, m.event_id
+    SELECT m.session_id, m.author, m.timestamp, m.content, m.event_id, m.custom_metadata
     FROM scored AS s JOIN eventide_memory AS m ON m.id = s.id
     ORDER BY s.score DESC, m.timestamp DESC""")
 
@@ -199,6 +215,7 @@ class SqlMemoryService(BaseMemoryService):
         costs the new events, not the whole history again.
         """
         scope = (session.app_name, session.user_id, session.id)
+        user = scope[:2]
         events = {
             event.id: event
             for event in session.events
@@ -209,12 +226,13 @@ class SqlMemoryService(BaseMemoryService):
 
             def index(cur: sqlite3.Cursor) -> None:
                 indexed = {row[0] for row in cur.execute(_SELECT_INDEXED, scope).fetchall()}
+                forgotten = {row[0] for row in cur.execute(_SELECT_FORGOTTEN, user).fetchall()}
                 stale = [(*scope, event_id) for event_id in indexed - events.keys()]
                 cur.executemany(_DELETE_EVENT, stale)
                 rows = [
-                    (*_row(scope, event), token)
+                    (*_row(scope, event, None), token)
                     for event_id, event in events.items()
-                    if event_id not in indexed
+                    if event_id not in indexed and event_id not in forgotten
                 ]
                 cur.executemany(_SQLITE_INSERT, rows)
 
@@ -224,13 +242,16 @@ class SqlMemoryService(BaseMemoryService):
         async def index_postgres(conn: Any) -> None:
             async with conn.transaction():
                 indexed = {row[0] for row in await conn.fetch(_postgres(_SELECT_INDEXED), *scope)}
+                forgotten = {
+                    row[0] for row in await conn.fetch(_postgres(_SELECT_FORGOTTEN), *user)
+                }
                 stale = [(*scope, event_id) for event_id in indexed - events.keys()]
                 if stale:
                     await conn.executemany(_postgres(_DELETE_EVENT), stale)
                 rows = [
-                    _row(scope, event)
+                    _row(scope, event, None)
                     for event_id, event in events.items()
-                    if event_id not in indexed
+                    if event_id not in indexed and event_id not in forgotten
                 ]
                 if rows:
                     await conn.executemany(_POSTGRES_INSERT, rows)
@@ -271,8 +292,9 @@ class SqlMemoryService(BaseMemoryService):
                     timestamp=datetime.fromtimestamp(timestamp, UTC).isoformat(),
                     session_id=session_id,
                     id=event_id,
+                    custom_metadata=json.loads(metadata) if metadata else {},
                 )
-                for session_id, author, timestamp, content, event_id in rows
+                for session_id, author, timestamp, content, event_id, metadata in rows
             ]
         )
 
@@ -296,21 +318,52 @@ class SqlMemoryService(BaseMemoryService):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Remember these entries as they are (not from a session); an entry with the id of
-        one remembered before replaces it. ``custom_metadata`` is not stored by this
-        service (its table has no column for it yet)."""
+        one remembered before replaces it. Each keeps ``custom_metadata`` merged with its
+        own (its own wins), as a search returns it."""
         scope = (app_name, user_id, DIRECT_SESSION)
-        rows = [_row(scope, entry_event(entry, custom_metadata)) for entry in memories]
+        events = [entry_event(entry, custom_metadata) for entry in memories]
+        rows = [_row(scope, event, event.custom_metadata) for event in events]
+        await self._insert(rows, scope, replace=True)
+
+    async def add_events_to_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        session_id: str | None = None,
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Index these events as an addition to what is remembered of ``session_id`` (events
+        already remembered there, by id, are kept as they are; without a session id they
+        are kept under ``""``), each with ``custom_metadata``. A later
+        ``add_session_to_memory`` of that session makes the index match the session."""
+        scope = (app_name, user_id, session_id or DIRECT_SESSION)
+        rows = [
+            _row(scope, event, custom_metadata)
+            for event in events
+            if event.text and not event.partial and event.content is not None
+        ]
+        await self._insert(rows, scope, replace=False)
+
+    async def _insert(
+        self, rows: list[tuple[Any, ...]], scope: tuple[str, str, str], *, replace: bool
+    ) -> None:
+        """Insert ``rows`` (of ``scope``); one remembered before is replaced, or kept."""
+        if not rows:
+            return
         if self._sqlite is not None:
-            token = _scope_token(app_name, user_id)
+            token = _scope_token(scope[0], scope[1])
+            statement = _SQLITE_INSERT if replace else _SQLITE_ADD
 
             def insert(cur: sqlite3.Cursor) -> None:
-                cur.executemany(_SQLITE_INSERT, [(*row, token) for row in rows])
+                cur.executemany(statement, [(*row, token) for row in rows])
 
             await self._on_sqlite(insert)
             return
 
         async def insert_postgres(conn: Any) -> None:
-            await conn.executemany(_POSTGRES_INSERT, rows)
+            await conn.executemany(_POSTGRES_INSERT if replace else _POSTGRES_ADD, rows)
 
         await self._on_postgres(insert_postgres)
 
@@ -318,10 +371,25 @@ class SqlMemoryService(BaseMemoryService):
         self, *, app_name: str, user_id: str, memory_id: str | None = None
     ) -> None:
         """Forget the memory ``memory_id`` (a search result's ``id``); no id, no change.
-        A remembered event comes back if its session is added to memory again."""
+        Adding its session to memory again does not bring it back (as in google-adk)."""
         if not memory_id:
             return
-        await self._execute(_DELETE_ONE, (app_name, user_id, memory_id))
+        args = (app_name, user_id, memory_id)
+        if self._sqlite is not None:
+
+            def forget(cur: sqlite3.Cursor) -> None:
+                cur.execute(_DELETE_ONE, args)
+                cur.execute(_FORGET_ONE, args)
+
+            await self._on_sqlite(forget)
+            return
+
+        async def forget_postgres(conn: Any) -> None:
+            async with conn.transaction():
+                await conn.execute(_postgres(_DELETE_ONE), *args)
+                await conn.execute(_postgres(_FORGET_ONE), *args)
+
+        await self._on_postgres(forget_postgres)
 
     async def _execute(self, statement: str, args: tuple[str, ...]) -> None:
         """Run one write ``statement`` (SQLite's ``?N`` placeholders) on either backend."""
@@ -380,8 +448,10 @@ class SqlMemoryService(BaseMemoryService):
         return await postgres.run(work)
 
 
-def _row(scope: tuple[str, str, str], event: Event) -> tuple[Any, ...]:
-    """An event's row: scope, event id, author, time, content JSON, text."""
+def _row(
+    scope: tuple[str, str, str], event: Event, metadata: Mapping[str, object] | None
+) -> tuple[Any, ...]:
+    """An event's row: scope, event id, author, time, content JSON, text, metadata JSON."""
     content = event.content
     return (
         *scope,
@@ -390,6 +460,7 @@ def _row(scope: tuple[str, str, str], event: Event) -> tuple[Any, ...]:
         event.timestamp,
         content.model_dump_json(exclude_none=True) if content else "{}",
         event.text,
+        json.dumps(metadata, default=str) if metadata else None,
     )
 
 
