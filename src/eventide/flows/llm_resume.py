@@ -14,7 +14,10 @@ The agent's own events (on its branch, in its scope) say where its model/tool lo
   committed after it (the message that continues a paused invocation), the original call
   runs with the answer; without, the invocation ends there again, waiting for it;
 - a long-running call that returned nothing (listed ``eventide_waiting``) is never run
-  again: the user's answer to it is its result, and the model goes on with it.
+  again: the user's answer to it is its result, and the model goes on with it;
+- a committed call that delegated a task (google-adk's Task API): the task agent continues
+  from its own events on the task's branch (its request is committed once), and when it
+  finishes, its output answers the call and the loop goes on.
 
 When one model response asked for several tools, each call that finished was recorded as it
 finished (:mod:`eventide.flows.recorded_calls`): resuming runs only the calls without a record,
@@ -39,7 +42,8 @@ from eventide.flows.recorded_calls import ToolResponses, recorded_outcomes, run_
 from eventide.flows.request import build_request
 from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.resume import answered_calls
-from eventide.flows.task_delegation import note_task_output
+from eventide.flows.task_delegation import is_delegation, note_task_output, run_delegation
+from eventide.flows.task_scope import task_branch
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.protocol import (
     REQUEST_CONFIRMATION_FUNCTION,
@@ -123,6 +127,24 @@ async def resume_llm_agent(
         for event in own:
             waiting |= waiting_calls(event)
         pending = [c for c in calls if c.id not in answered and c.id not in waiting]
+        request = await build_request(resolved, ctx) if pending else None
+        if request is not None and any(is_delegation(c, request.tools_dict) for c in pending):
+            # A task the agent delegated was running: the task agent continues from its own
+            # events on the task's branch, then the agent's loop goes on.
+            ctx.resume = scope.at(position)
+            for call in pending:
+                start = not _requested(
+                    later, task_branch(ctx.branch, call.name or "", call.id or "")
+                )
+                async for event in run_delegation(resolved, ctx, call, start=start):
+                    yield event
+                if ctx.end_invocation:  # the task agent waits for the user
+                    break
+            ctx.resume = None
+            if not ctx.end_invocation:
+                async for event in run_llm_flow(_ready(resolved), ctx, answer_paused_calls=False):
+                    yield event
+            return
         if not pending:
             if not answers:
                 ctx.end_invocation = True  # the long-running calls still wait for answers
@@ -202,6 +224,11 @@ async def _run_calls(
     )
     async for record in events:
         yield record
+
+
+def _requested(later: list[Event], branch: str) -> bool:
+    """Whether the request of the task on ``branch`` was committed."""
+    return any(e.author == USER_AUTHOR and e.branch == branch for e in later)
 
 
 def _own_events(events: list[Event], name: str, branch: str | None) -> list[Event]:

@@ -70,10 +70,9 @@ async def run_delegation(
         return
     finishing: dict[str, types.FunctionCall] = {}
     output: dict[str, Any] | None = None
-    async for event in task_events:
-        yield event
-        if event.branch != branch:
-            continue
+
+    def note(event: Event) -> None:
+        nonlocal output
         for made in event.get_function_calls():
             if made.name == FINISH_TASK and made.id:
                 finishing[made.id] = made
@@ -81,6 +80,17 @@ async def run_delegation(
             finish = finishing.get(response.id or "")
             if finish is not None:
                 output = task_output(finish, response)
+
+    if not start:
+        # The task ran before (a turn that waited for the user, or a resumed invocation):
+        # its finish_task call, or the call and its answer, may be committed already.
+        for event in ctx.session.events:
+            if event.branch == branch:
+                note(event)
+    async for event in task_events:
+        yield event
+        if event.branch == branch:
+            note(event)
     if output is None:
         # The task agent asked the user something (or was aborted): wait for the answer.
         ctx.end_invocation = True
