@@ -29,9 +29,12 @@ from eventide import App, InMemorySessionService, LlmAgent, ResumabilityConfig, 
 from eventide.events import Event
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
+from eventide.node_context import Context
 from eventide.runtime.markers import ENDED, FINISHED, invocation_mark
 from eventide.testing import FunctionModel, text_response, tool_call_response
-from tests.durable import kill_anywhere_app, workflow_kill_app
+from eventide.tools import AgentTool, LongRunningFunctionTool
+from eventide.workflow import RequestInput, Workflow, node
+from tests.durable import durable_app, kill_anywhere_app, paused_app, workflow_kill_app
 from tests.durable.workflow_kill_app import answer, node_outputs, normalized_log, pending_request
 
 
@@ -78,12 +81,135 @@ def _task_app(ledger: Path) -> App:
     )
 
 
+def _workflow_features_app(ledger: Path) -> App:
+    """Routes, a parallel worker, a dynamic child (``ctx.run_node``), a nested workflow and
+    a node that asks the user, in one graph."""
+    del ledger
+
+    def items(node_input: Any) -> list[int]:
+        return [1, 2, 3]
+
+    @node(parallel_worker=True, max_parallel_workers=2)
+    def square(node_input: int) -> int:
+        return node_input * node_input
+
+    def pick(node_input: list[int]) -> Event:
+        total = sum(node_input)
+        return Event(output=total, route="big" if total > 10 else "small")
+
+    def double(node_input: int) -> int:
+        return node_input * 2
+
+    @node(rerun_on_resume=True)
+    async def big(node_input: int, ctx: Context) -> int:
+        doubled: int = await ctx.run_node(double, node_input)
+        ctx.state["doubled"] = doubled
+        return doubled + 1
+
+    def small(node_input: int) -> int:
+        return node_input
+
+    async def ask(node_input: int) -> Any:
+        yield RequestInput(message="Keep it?", payload={"value": node_input})
+
+    def keep(node_input: Any, ctx: Context) -> str:
+        ctx.state["kept"] = node_input
+        return f"kept {node_input}"
+
+    inner = Workflow(name="inner", edges=[("START", ask, keep)])
+    graph = Workflow(
+        name="graph",
+        edges=[("START", items, square, pick, {"big": big, "small": small}), ((big, small), inner)],
+    )
+    return App(
+        name="graph_app",
+        root_agent=graph,
+        resumability_config=ResumabilityConfig(is_resumable=True),
+    )
+
+
+def _agent_features_app(ledger: Path) -> App:
+    """A transfer to a sub-agent, an ``AgentTool`` and a long-running tool whose result the
+    user sends later."""
+    del ledger
+
+    def last_part(request: LlmRequest) -> types.Part:
+        return (request.contents[-1].parts or [types.Part()])[-1]
+
+    def front(request: LlmRequest) -> LlmResponse:
+        return tool_call_response(("transfer_to_agent", {"agent_name": "desk"}))
+
+    def desk(request: LlmRequest) -> LlmResponse:
+        last = last_part(request)
+        response = last.function_response
+        if response is None:
+            return tool_call_response(("lookup", {"request": last.text or ""}))
+        if response.name == "lookup":
+            return tool_call_response(("approve", {"item": "refund"}))
+        return text_response(f"Done: {response.response}")
+
+    def lookup_model(request: LlmRequest) -> LlmResponse:
+        return text_response("order 7 found")
+
+    def approve(item: str) -> dict[str, Any]:
+        """Ask a manager to approve (the answer comes later)."""
+        return {"status": "pending", "item": item}
+
+    lookup = LlmAgent(name="lookup", model=FunctionModel(function=lookup_model))
+    desk_agent = LlmAgent(
+        name="desk",
+        model=FunctionModel(function=desk),
+        tools=[AgentTool(agent=lookup), LongRunningFunctionTool(func=approve)],
+    )
+    root = LlmAgent(name="front", model=FunctionModel(function=front), sub_agents=[desk_agent])
+    return App(
+        name="agent_app", root_agent=root, resumability_config=ResumabilityConfig(is_resumable=True)
+    )
+
+
+def _agent_features_message(i: int, events: list[Event]) -> Any:
+    if i == 0:
+        return "refund order 7"
+    call = next(c for e in reversed(events) for c in e.get_function_calls() if c.name == "approve")
+    response = types.FunctionResponse(id=call.id, name="approve", response={"status": "approved"})
+    return types.Content(role="user", parts=[types.Part(function_response=response)])
+
+
+def _graph_message(i: int, events: list[Event]) -> Any:
+    if i == 0:
+        return "go"
+    request = pending_request(events)
+    assert request is not None
+    return answer(request, "yes")
+
+
+def _paused_message(i: int, events: list[Event]) -> Any:
+    step = paused_app.STEPS[i]
+    return "go" if step == "go" else paused_app.answer_for(step, events)
+
+
 CASES = {
     "graph workflow": _Case(
         workflow_kill_app.APP_NAME, workflow_kill_app.build_app, 6, _workflow_message
     ),
     "agent pipeline": _Case(
         kill_anywhere_app.APP_NAME, kill_anywhere_app.build_app, 2, lambda i, _: f"turn-{i}"
+    ),
+    "sequence, fan-out and loop": _Case(
+        "durable_app",
+        lambda ledger: durable_app.build_app(durable_app.Probe(ledger)),
+        1,
+        lambda i, _: "go",
+    ),
+    "pauses for approval and confirmation": _Case(
+        "paused_app",
+        lambda ledger: paused_app.build_app(durable_app.Probe(ledger)),
+        len(paused_app.STEPS),
+        _paused_message,
+    ),
+    "graph features": _Case("graph_app", _workflow_features_app, 2, _graph_message),
+    "transfer, agent tool, long-running tool": _Case(
+        "agent_app", _agent_features_app, 2, _agent_features_message
     ),
     "task delegation": _Case(
         "task_app", _task_app, 4, lambda i, _: f"turn-{i // 2}" if i % 2 == 0 else f"blue-{i // 2}"
@@ -141,13 +267,18 @@ async def _resume_unless_done(
     await runner.close()
 
 
-def _normalized(events: list[Event]) -> dict[str | None, list[tuple[Any, ...]]]:
-    """``normalized_log`` with a delegated task's branch (``picker@<call id>``) named
-    without the call id, which each run draws anew."""
+def _normalized(events: list[Event]) -> dict[str | None, list[str]]:
+    """``normalized_log`` without the call ids each run draws anew: in a delegated task's
+    branch (``picker@<call id>``) and in a confirmation's ``originalFunctionCall``."""
     return {
-        re.sub(r"@[^.]+", "@<call>", branch) if branch else branch: rows
+        re.sub(r"@[^.]+", "@<call>", branch) if branch else branch: [
+            _CALL_ID.sub("<call>", repr(row)) for row in rows
+        ]
         for branch, rows in normalized_log(events).items()
     }
+
+
+_CALL_ID = re.compile(r"call-[0-9a-f]+-[0-9a-f]+")
 
 
 def _marks(events: list[Event]) -> list[list[str]]:

@@ -104,8 +104,8 @@ async def run_resumably(
         assert scope is not None
         body = agent._continuation(ctx, scope, progress)
     # An agent may commit its end marker itself before its body ends (an LlmAgent that
-    # transferred, as google-adk's does, before the target runs).
-    ended = False
+    # transferred, as google-adk's does, before the target runs), in this run or before it.
+    ended = progress is not None and progress.marked_transfer
     name, branch = agent.name, ctx.branch
     async with aclosing(body) as events:
         async for event in events:

@@ -32,11 +32,15 @@ class AgentProgress:
         events: the agent's own events, as (position in the invocation, event), up to and
             including its first transfer (later ones belong to a run it was transferred back to).
         ended: the agent committed ``end_of_agent``.
+        marked_transfer: the agent transferred and committed the end marker that follows a
+            transfer (google-adk's shape: before the target runs); it still continues, by
+            continuing the target.
         state: its latest ``agent_state`` marker and that marker's position.
     """
 
     events: list[tuple[int, Event]] = field(default_factory=list)
     ended: bool = False
+    marked_transfer: bool = False
     state: dict[str, Any] | None = None
     state_position: int = -1
 
@@ -127,8 +131,19 @@ class ReplayIndex:
                 progress.state = actions.agent_state
                 progress.state_position = position
             if actions.transfer_to_agent:
+                progress.marked_transfer = self._marked_after(positions, i, branch)
                 break
         return progress
+
+    def _marked_after(self, positions: list[int], i: int, branch: str | None) -> bool:
+        """Whether the agent's next event on ``branch`` after ``positions[i]`` is its end
+        marker (no content)."""
+        events = self.events
+        for j in range(i + 1, len(positions)):
+            event = events[positions[j]]
+            if event.branch == branch:
+                return bool(event.actions.end_of_agent) and event.content is None
+        return False
 
     # --- the path half ---
     def run_events(self, path: str, since: int = 0) -> list[Event]:

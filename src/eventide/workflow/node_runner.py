@@ -105,8 +105,8 @@ class NodeRunner:
             resume_inputs = {
                 i: self.log.answers[i] for i in record.interrupts if i in self.log.answers
             }
-            if record.has_output or record.route is not None:
-                finishing = record
+            if not node.replays_children and (record.has_output or record.route is not None):
+                finishing = record  # (a workflow node replays its children instead)
         invocation = parent.get_invocation_context()
         if branch != invocation.branch:
             invocation = invocation.for_agent(invocation.agent, branch=branch)
@@ -256,6 +256,7 @@ class NodeRunner:
         if (
             self.resumable
             and not tracked.output_emitted
+            and not ctx.output_delegated  # its terminal child's event carries its output
             and not tracked.interrupts
             and tracked.route is None
         ):
