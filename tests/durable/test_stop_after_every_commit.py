@@ -30,6 +30,7 @@ from eventide.events import Event
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 from eventide.node_context import Context
+from eventide.run_config import RunConfig, StreamingMode
 from eventide.runtime.markers import ENDED, FINISHED, invocation_mark
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from eventide.tools import AgentTool, LongRunningFunctionTool
@@ -44,6 +45,7 @@ class _Case:
     build_app: Callable[[Path], App]
     messages: int
     message: Callable[[int, list[Event]], Any]  # the i-th message, given the log so far
+    run_config: RunConfig | None = None  # streaming: the stops fall between partial chunks too
 
 
 def _workflow_message(i: int, events: list[Event]) -> Any:
@@ -128,9 +130,10 @@ def _workflow_features_app(ledger: Path) -> App:
     )
 
 
-def _agent_features_app(ledger: Path) -> App:
+def _agent_features_app(ledger: Path, chunk: int = 0) -> App:
     """A transfer to a sub-agent, an ``AgentTool`` and a long-running tool whose result the
-    user sends later."""
+    user sends later (with ``chunk``, the agents' text answers stream in chunks of that
+    many characters)."""
     del ledger
 
     def last_part(request: LlmRequest) -> types.Part:
@@ -155,10 +158,12 @@ def _agent_features_app(ledger: Path) -> App:
         """Ask a manager to approve (the answer comes later)."""
         return {"status": "pending", "item": item}
 
-    lookup = LlmAgent(name="lookup", model=FunctionModel(function=lookup_model))
+    lookup = LlmAgent(
+        name="lookup", model=FunctionModel(function=lookup_model, stream_chunk_size=chunk)
+    )
     desk_agent = LlmAgent(
         name="desk",
-        model=FunctionModel(function=desk),
+        model=FunctionModel(function=desk, stream_chunk_size=chunk),
         tools=[AgentTool(agent=lookup), LongRunningFunctionTool(func=approve)],
     )
     root = LlmAgent(name="front", model=FunctionModel(function=front), sub_agents=[desk_agent])
@@ -211,6 +216,13 @@ CASES = {
     "transfer, agent tool, long-running tool": _Case(
         "agent_app", _agent_features_app, 2, _agent_features_message
     ),
+    "the same, streaming": _Case(
+        "agent_app",
+        lambda ledger: _agent_features_app(ledger, chunk=4),
+        2,
+        _agent_features_message,
+        RunConfig(streaming_mode=StreamingMode.SSE),
+    ),
     "task delegation": _Case(
         "task_app", _task_app, 4, lambda i, _: f"turn-{i // 2}" if i % 2 == 0 else f"blue-{i // 2}"
     ),
@@ -231,7 +243,10 @@ async def _play(
         session = await service.get_session(app_name=app_name, user_id="u", session_id=session_id)
         assert session is not None
         events = runner.run_async(
-            user_id="u", session_id=session_id, new_message=case.message(i, session.events)
+            user_id="u",
+            session_id=session_id,
+            new_message=case.message(i, session.events),
+            run_config=case.run_config,
         )
         seen = 0
         async for _event in events:
