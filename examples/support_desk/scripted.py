@@ -60,6 +60,7 @@ def scripted_models() -> dict[str, ScriptedModel]:
                     ("open_ticket", {"summary": "API returning errors", "priority": "high"})
                 ),
                 _transfer("notice_review"),
+                _transfer("triage"),
             ]
         ),
         "drafter": ScriptedModel(

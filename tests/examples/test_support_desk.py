@@ -103,7 +103,10 @@ EXPECTED: list[tuple[int, Row]] = [
     (3, ("drafter", None, "text", NOTICE_2)),
     (3, ("critic", None, "call", "exit_loop()")),
     (3, ("critic", None, "response", "exit_loop -> escalate")),
-    # Turn 4: the loop's agents cannot transfer back, so triage answers.
+    # Turn 4: the loop's agents cannot transfer back, so tech (which handed over to the loop)
+    # answers, as in google-adk 2.13; it hands the customer back to triage.
+    (4, ("tech", None, "call", "transfer_to_agent(agent_name=triage)")),
+    (4, ("tech", None, "response", "transfer_to_agent -> triage")),
     (
         4,
         (
@@ -168,7 +171,7 @@ async def test_scripted_models_saw_state_in_their_instructions() -> None:
 
 async def test_scripted_conversation_on_sqlite(tmp_path: Path) -> None:
     """Issue 4 example on the SQLite session store: same events, and the reloaded session
-    holds them all (26 = 4 user messages + 22 agent events)."""
+    holds them all (28 = 4 user messages + 24 agent events)."""
     from eventide.sessions.sql_session_service import SqlSessionService
 
     service = SqlSessionService(f"sqlite+aiosqlite:///{tmp_path / 'desk.db'}")
@@ -234,6 +237,6 @@ def test_demo_command_runs_offline_and_exits_zero(tmp_path: Path) -> None:
         "[billing] calls look_up_invoice(invoice_number=1001)",
         "[tech] -> hands the conversation to notice_review",
         "[critic] <- exit_loop: the review loop ends",
-        "26 events committed",
+        "28 events committed",
     ):
         assert line in out, out

@@ -15,12 +15,16 @@ When a user message starts an invocation, the Runner picks the agent to run, in 
    (``disallow_transfer_to_parent`` is False and the parent is an ``LlmAgent``). So after
    triage hands the user to ``billing``, the user's next message goes straight to
    ``billing``, which can still transfer back to triage or to a peer.
-4. **The root agent** answers in every other case: nothing answered yet; the last author is
-   no longer in the tree (it is skipped and the search goes on to the event before); or the
-   last author cannot transfer back (a step of a workflow, a branch of a fan-out, an agent
-   with ``disallow_transfer_to_parent``). Only the latest known author is considered: an
-   older, transferable author does not win over a newer one that cannot return. Events of
-   turns taken back by a rewind are not considered.
+   An author that cannot find its way back (a step of a workflow, a branch of a fan-out, an
+   agent with ``disallow_transfer_to_parent``) does not keep it: the search goes on to
+   older events, so the transferable agent that handed the user to it (its events come
+   before) answers, as in google-adk 2.13: after ``billing`` transferred to a ``refunds``
+   agent that may not transfer back, the next message goes to ``billing``. An author no
+   longer in the tree is skipped the same way. The target of a transfer that has not
+   answered since (it failed before its first event) answers if it can find its way back.
+4. **The root agent** answers in every other case: nothing answered yet, or no agent on the
+   way back qualifies (the root's own events qualify). Events of turns taken back by a
+   rewind, markers and content-less error events are not considered.
 """
 
 from __future__ import annotations
@@ -78,15 +82,37 @@ def agent_for_turn(root: BaseAgent, ctx: InvocationContext) -> BaseAgent:
 
                 rewound = rewound_positions(events)
             continue
-        if index in rewound or _is_marker(event):
+        if index in rewound or _is_marker(event) or _is_failure(event):
             continue
+        target = _transfer_target(root, event)
+        if target is not None:
+            return target
         agent = root.find_agent(event.author)
         if agent is None:
             continue
         if agent is root or _can_return_to_root(agent):
             return agent
-        break
     return root
+
+
+def _is_failure(event: Event) -> bool:
+    """An error event without content (a failed node or call): not an answer."""
+    return bool(event.error_code) and not (event.content and event.content.parts)
+
+
+def _transfer_target(root: BaseAgent, event: Event) -> BaseAgent | None:
+    """The agent ``event`` transferred to, if it is one of its author's transfer targets and
+    can find its way back to the root (a target that answered since was found first)."""
+    name = event.actions.transfer_to_agent
+    if not name:
+        return None
+    source = root.find_agent(event.author)
+    if not isinstance(source, LlmAgent):
+        return None
+    target = next((a for a in source.transfer_targets() if a.name == name), None)
+    if target is not None and (target is root or _can_return_to_root(target)):
+        return target
+    return None
 
 
 def _is_marker(event: Event) -> bool:
