@@ -18,11 +18,11 @@ if TYPE_CHECKING:
 __all__ = ["exit_loop", "load_artifacts", "load_memory", "preload_memory"]
 
 
-def _exit_loop(tool_context: ToolContext) -> dict[str, Any]:
+def _exit_loop(tool_context: ToolContext) -> None:
     """Exit the loop. Call this only when the loop's goal is reached or you are told to stop."""
     tool_context.actions.escalate = True
     tool_context.actions.skip_summarization = True
-    return {}
+    # No result: the function response is ``{"result": None}``, as google-adk's.
 
 
 exit_loop = FunctionTool(_exit_loop, name="exit_loop")
