@@ -25,7 +25,15 @@ from typing import Any
 
 import pytest
 
-from eventide import App, InMemorySessionService, LlmAgent, ResumabilityConfig, Runner, types
+from eventide import (
+    App,
+    InMemorySessionService,
+    LlmAgent,
+    ResumabilityConfig,
+    Runner,
+    SequentialAgent,
+    types,
+)
 from eventide.events import Event
 from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
@@ -172,6 +180,40 @@ def _agent_features_app(ledger: Path, chunk: int = 0) -> App:
     )
 
 
+def _nested_transfer_app(ledger: Path) -> App:
+    """The root hands over to a sequence whose middle step hands over to its own sub-agent
+    (google-adk ends that step after its sub-agent, and the root right at its transfer)."""
+    del ledger
+
+    def says(text: str) -> FunctionModel:
+        return FunctionModel(function=lambda request: text_response(text))
+
+    def hands_to(name: str) -> FunctionModel:
+        return FunctionModel(
+            function=lambda request: tool_call_response(("transfer_to_agent", {"agent_name": name}))
+        )
+
+    middle = LlmAgent(
+        name="middle",
+        model=hands_to("helper"),
+        sub_agents=[LlmAgent(name="helper", model=says("helped"))],
+    )
+    flow = SequentialAgent(
+        name="flow",
+        sub_agents=[
+            LlmAgent(name="first", model=says("one")),
+            middle,
+            LlmAgent(name="last", model=says("three")),
+        ],
+    )
+    root = LlmAgent(name="front", model=hands_to("flow"), sub_agents=[flow])
+    return App(
+        name="nested_app",
+        root_agent=root,
+        resumability_config=ResumabilityConfig(is_resumable=True),
+    )
+
+
 def _agent_features_message(i: int, events: list[Event]) -> Any:
     if i == 0:
         return "refund order 7"
@@ -223,6 +265,7 @@ CASES = {
         _agent_features_message,
         RunConfig(streaming_mode=StreamingMode.SSE),
     ),
+    "a transfer inside a sequence": _Case("nested_app", _nested_transfer_app, 1, lambda i, _: "go"),
     "task delegation": _Case(
         "task_app", _task_app, 4, lambda i, _: f"turn-{i // 2}" if i % 2 == 0 else f"blue-{i // 2}"
     ),

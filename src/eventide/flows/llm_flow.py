@@ -41,7 +41,7 @@ from eventide.output_schemas import is_model, parse_answer, schema_name
 from eventide.plugins.base_plugin import AFTER_MODEL, BEFORE_MODEL, ON_MODEL_ERROR
 from eventide.protocol import FINISH_TASK, SET_MODEL_RESPONSE
 from eventide.run_config import StreamingMode
-from eventide.runtime.replay import end_marker
+from eventide.runtime.replay import end_marker, ends_at_transfer
 
 __all__ = ["FlowStep", "after_tool_responses", "run_llm_flow", "wait_for_answers"]
 
@@ -216,7 +216,7 @@ async def after_tool_responses(
                 agent_name=target_name,
             )
         step.done = True
-        if ctx.resumable:
+        if ctx.resumable and ends_at_transfer(ctx.agent):
             # The agent's turn ends with the transfer (google-adk's marker, before the target's
             # events); resuming reads its transfer first and continues the target.
             yield end_marker(agent.name, ctx, None, top=False)

@@ -51,7 +51,7 @@ from eventide.protocol import (
     USER_AUTHOR,
 )
 from eventide.runtime.markers import waiting_calls
-from eventide.runtime.replay import AgentProgress, ResumeScope, end_marker
+from eventide.runtime.replay import AgentProgress, ResumeScope, end_marker, ends_at_transfer
 
 __all__ = ["resume_llm_agent"]
 
@@ -78,7 +78,7 @@ async def resume_llm_agent(
     position, last = flow[-1]
     target_name = last.actions.transfer_to_agent
     if target_name:
-        if ctx.resumable and not progress.marked_transfer:
+        if ctx.resumable and not progress.marked_transfer and ends_at_transfer(ctx.agent):
             # The agent's end marker after its transfer was not committed: it comes first,
             # as in a run that did not stop (see llm_flow.after_tool_responses).
             yield end_marker(last.author, ctx, None, top=False)

@@ -164,6 +164,20 @@ def end_marker(
     return event
 
 
+def ends_at_transfer(agent: object) -> bool:
+    """Whether ``agent`` (an ``LlmAgent`` that transfers, in a resumable app) commits its end
+    marker right after its transfer, before the target runs, as google-adk does for an agent
+    that only ``LlmAgent``s lead to from the root (the Runner's transfer chain). One that a
+    workflow agent or a custom agent runs ends after the target, which runs inside it (a
+    sequence's step that hands over to its sub-agent ends when that one has)."""
+    parent = getattr(agent, "parent_agent", None)
+    while parent is not None:
+        if not callable(getattr(parent, "transfer_targets", None)):
+            return False
+        parent = getattr(parent, "parent_agent", None)
+    return True
+
+
 def invocation_end(author: str, ctx: Place) -> Event:
     """The marker of an invocation that ended early (paused for the user, or stopped)."""
     return Event(
