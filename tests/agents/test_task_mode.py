@@ -165,3 +165,41 @@ async def test_the_event_that_finishes_a_task_carries_its_output() -> None:
     ]
     outputs = [(e.author, e.output) for e in events if e.output is not None]
     assert outputs == [("picker", {"result": "blue"})]
+
+
+async def test_a_delegation_whose_task_never_started_is_dispatched_before_the_next_model_call() -> (
+    None
+):
+    """As google-adk 2.13 does (its test_chat_coordinator_resumes_unresolved_task_fc): the
+    session holds the delegating agent's call from a turn that stopped before the task ran;
+    the next message runs the task first (its request committed then), and the delegating
+    agent's model sees its output."""
+    from eventide import Event, InMemoryRunner, types
+
+    child_model = ScriptedModel(
+        responses=[tool_call_response(("finish_task", {"result": "finished after resume"}))]
+    )
+    root_model = ScriptedModel(responses=["Resumed and done."])
+    child = LlmAgent(name="child", model=child_model, mode="task")
+    runner = InMemoryRunner(LlmAgent(name="root", model=root_model, sub_agents=[child]))
+    service = runner.session_service
+    session = await service.create_session(app_name=runner.app_name, user_id="u")
+    call = types.FunctionCall(id="fc-pending", name="child", args={"request": "leftover work"})
+    await service.append_event(
+        session,
+        Event(
+            invocation_id="prior",
+            author="root",
+            content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+        ),
+    )
+    events = [
+        e async for e in runner.run_async(user_id="u", session_id=session.id, new_message="go on")
+    ]
+    assert child_model.calls == 1
+    assert [e.output for e in events if e.output is not None] == [
+        {"result": "finished after resume"}
+    ]
+    assert events[-1].author == "root" and events[-1].text == "Resumed and done."
+    request = [e for e in events if e.author == "user" and e.branch]
+    assert [e.text for e in request] == ['{"request": "leftover work"}']

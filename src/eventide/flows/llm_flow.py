@@ -33,6 +33,7 @@ from eventide.flows.task_delegation import (
     note_task_output,
     pending_delegation,
     run_delegation,
+    undispatched_delegation,
 )
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.models.llm_request import LlmRequest
@@ -77,8 +78,15 @@ async def run_llm_flow(
     if agent.tools and delegates(agent):
         # A task this agent delegated waits for the user's reply: it goes on first.
         pending = pending_delegation(ctx, agent.name)
+        start = False
+        if pending is None:
+            # Or a task it delegated never started (the turn stopped first): it starts now.
+            found = undispatched_delegation(ctx, agent.name, agent.tools)
+            if found is not None:
+                pending, requested = found
+                start = not requested
         if pending is not None:
-            async for event in run_delegation(agent, ctx, pending, start=False):
+            async for event in run_delegation(agent, ctx, pending, start=start):
                 yield event
             if ctx.end_invocation:
                 return

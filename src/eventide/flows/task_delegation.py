@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventide import types
 from eventide.contexts import InvocationContext
@@ -27,6 +27,9 @@ from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.task_scope import TASK_MARK, task_branch, task_scope
 from eventide.protocol import FINISH_TASK, FINISH_TASK_DONE, USER_AUTHOR
 
+if TYPE_CHECKING:
+    from eventide.tools.base_tool import BaseTool
+
 __all__ = [
     "delegates",
     "delegating_agent",
@@ -34,6 +37,7 @@ __all__ = [
     "is_delegation",
     "note_task_output",
     "pending_delegation",
+    "undispatched_delegation",
     "reply_branch",
     "run_delegation",
     "task_output",
@@ -197,6 +201,26 @@ def delegating_agent(events: Sequence[Event]) -> str | None:
     task waits for the user or finished before the delegating agent could answer."""
     last = _last_task(events)
     return None if last is None else last[1].author
+
+
+def undispatched_delegation(
+    ctx: InvocationContext, agent_name: str, tools: Sequence[BaseTool]
+) -> tuple[types.FunctionCall, bool] | None:
+    """A call of ``agent_name`` (its latest event, on ``ctx``'s branch) that delegated a task
+    whose agent never ran and that has no answer (the turn stopped before the task started),
+    and whether its request was committed: google-adk dispatches it before the next model
+    call."""
+    latest = _latest_agent_event(ctx.session.events)
+    if latest is None or latest.author != agent_name or latest.branch != ctx.branch:
+        return None
+    delegating = {tool.name for tool in tools if getattr(tool, "delegates_task", False)}
+    events = ctx.session.events
+    for call in latest.get_function_calls():
+        if call.name and call.name in delegating and call.id and not _answered(events, call.id):
+            branch = task_branch(ctx.branch, call.name, call.id)
+            requested = any(e.branch == branch for e in events)
+            return call, requested
+    return None
 
 
 def pending_delegation(ctx: InvocationContext, agent_name: str) -> types.FunctionCall | None:
