@@ -180,3 +180,18 @@ async def test_a_subclass_overriding_both_resumes_through_its_own_continuation()
     assert before == ["announce", "one"]
     assert after == ["two", "three"]
     assert [s.runs for s in steps] == [1, 2, 1]
+
+
+def test_a_stand_in_root_agent_is_not_walked() -> None:
+    """google-adk's own tests build ``App(root_agent=Mock(spec=BaseAgent),
+    resumability_config=...)``: the check has no tree to read there, and does not raise."""
+    from unittest.mock import Mock
+
+    from eventide import App, ResumabilityConfig
+    from eventide.agents.base_agent import BaseAgent
+
+    stand_in = Mock(spec=BaseAgent)
+    app = App(
+        name="app", root_agent=stand_in, resumability_config=ResumabilityConfig(is_resumable=True)
+    )
+    assert app.root_agent is stand_in
