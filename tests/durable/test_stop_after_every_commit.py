@@ -5,7 +5,8 @@ The random SIGKILLs of ``test_kill_anywhere`` (a ``SequentialAgent`` with a fan-
 this test takes every place instead. For each message's run and each event it commits, the
 process "stops" right after that commit (the Runner's generator is closed there, as a crash
 leaves it: everything yielded is committed, nothing after it), ``Runner.resume_async``
-continues the invocation in a new Runner, and the remaining messages run. The session must
+continues the invocation in a new Runner (a new "process": with a SQLite file or PostgreSQL,
+it reads the session back from the database), and the remaining messages run. The session must
 end as an uninterrupted run's: the same events per branch (markers included), node outputs
 and state, and each invocation's markers (finished exactly once, or paused and then
 finished) as uninterrupted.
@@ -18,7 +19,8 @@ never committed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,8 @@ from eventide.models.llm_response import LlmResponse
 from eventide.node_context import Context
 from eventide.run_config import RunConfig, StreamingMode
 from eventide.runtime.markers import ENDED, FINISHED, invocation_mark
+from eventide.sessions import SqlSessionService
+from eventide.sessions.base_session_service import BaseSessionService
 from eventide.testing import FunctionModel, text_response, tool_call_response
 from eventide.tools import AgentTool, LongRunningFunctionTool
 from eventide.workflow import RequestInput, Workflow, node
@@ -272,57 +276,90 @@ CASES = {
 }
 
 
+class _Store:
+    """Where the session lives: one in-memory service shared by every "process", or a
+    database (a SQLite file, PostgreSQL) that each process opens anew (what a restarted
+    process reads back)."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = url
+        self._memory = InMemorySessionService()
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[BaseSessionService]:
+        if self.url is None:
+            yield self._memory
+            return
+        service = SqlSessionService(self.url)
+        try:
+            yield service
+        finally:
+            await service.close()
+
+
 async def _play(
-    case: _Case, ledger: Path, stop: tuple[int, int] | None, yielded: list[int] | None = None
+    case: _Case,
+    store: _Store,
+    ledger: Path,
+    stop: tuple[int, int] | None,
+    yielded: list[int] | None = None,
 ) -> tuple[list[Event], dict[str, Any]]:
     """The case's messages on a fresh session; with ``stop = (i, k)``, the run of message
-    ``i`` stops after its ``k``-th committed event and is resumed before the next message.
-    ``yielded`` gets the number of events each message's run yielded."""
-    service = InMemorySessionService()
+    ``i`` stops after its ``k``-th committed event and is resumed (by another "process")
+    before the next message. ``yielded`` gets the number of events each message's run
+    yielded."""
     app_name = case.app_name
-    session_id = (await service.create_session(app_name=app_name, user_id="u")).id
+    async with store.open() as service:
+        session_id = (await service.create_session(app_name=app_name, user_id="u")).id
     for i in range(case.messages):
-        runner = Runner(app=case.build_app(ledger), session_service=service)
-        session = await service.get_session(app_name=app_name, user_id="u", session_id=session_id)
-        assert session is not None
-        events = runner.run_async(
-            user_id="u",
-            session_id=session_id,
-            new_message=case.message(i, session.events),
-            run_config=case.run_config,
-        )
-        seen = 0
-        async for _event in events:
-            seen += 1
-            if stop == (i, seen):
-                break
-        await events.aclose()
-        await runner.close()
+        async with store.open() as service:
+            runner = Runner(app=case.build_app(ledger), session_service=service)
+            session = await service.get_session(
+                app_name=app_name, user_id="u", session_id=session_id
+            )
+            assert session is not None
+            events = runner.run_async(
+                user_id="u",
+                session_id=session_id,
+                new_message=case.message(i, session.events),
+                run_config=case.run_config,
+            )
+            seen = 0
+            async for _event in events:
+                seen += 1
+                if stop == (i, seen):
+                    break
+            await events.aclose()
+            await runner.close()
         if stop == (i, seen):
-            await _resume_unless_done(case, ledger, service, session_id)
+            await _resume_unless_done(case, store, ledger, session_id)
         if yielded is not None:
             yielded.append(seen)
-    final = await service.get_session(app_name=app_name, user_id="u", session_id=session_id)
+    async with store.open() as service:
+        final = await service.get_session(app_name=app_name, user_id="u", session_id=session_id)
     assert final is not None
     return final.events, dict(final.state)
 
 
-async def _resume_unless_done(
-    case: _Case, ledger: Path, service: InMemorySessionService, session_id: str
-) -> None:
+async def _resume_unless_done(case: _Case, store: _Store, ledger: Path, session_id: str) -> None:
     """Resume the session's latest invocation in a new Runner, unless it had already
     committed its last marker (finished, or paused for the user's answer): the latest
     marker says where an invocation is."""
-    session = await service.get_session(app_name=case.app_name, user_id="u", session_id=session_id)
-    assert session is not None
-    latest = session.events[-1].invocation_id
-    marks = [m for e in session.events if e.invocation_id == latest if (m := invocation_mark(e))]
-    if marks[-1] in (FINISHED, ENDED):
-        return
-    runner = Runner(app=case.build_app(ledger), session_service=service)
-    async for _event in runner.resume_async(user_id="u", session_id=session_id):
-        pass
-    await runner.close()
+    async with store.open() as service:
+        session = await service.get_session(
+            app_name=case.app_name, user_id="u", session_id=session_id
+        )
+        assert session is not None
+        latest = session.events[-1].invocation_id
+        marks = [
+            m for e in session.events if e.invocation_id == latest if (m := invocation_mark(e))
+        ]
+        if marks[-1] in (FINISHED, ENDED):
+            return
+        runner = Runner(app=case.build_app(ledger), session_service=service)
+        async for _event in runner.resume_async(user_id="u", session_id=session_id):
+            pass
+        await runner.close()
 
 
 def _normalized(events: list[Event]) -> dict[str | None, list[str]]:
@@ -352,20 +389,45 @@ def _marks(events: list[Event]) -> list[list[str]]:
     return list(per.values())
 
 
+@pytest.fixture(
+    params=["in memory", "sqlite file", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def stored(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str | None]:
+    """The session store's URL for a label (None: in memory): each label's run gets a
+    database of its own (SQLite: a file; PostgreSQL: the test's private database, whose
+    sessions differ by id)."""
+    if request.param == "in memory":
+        return lambda label: None
+    if request.param == "sqlite file":
+        return lambda label: f"sqlite+aiosqlite:///{tmp_path / label}.db"
+    url: str = request.getfixturevalue("database")
+    return lambda label: url
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 async def test_a_run_stopped_after_any_commit_resumes_to_the_uninterrupted_log(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str,
+    stored: Callable[[str], str | None],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(workflow_kill_app, "EFFECT_SECONDS", 0.0)
     monkeypatch.setattr(kill_anywhere_app, "STAMP_SECONDS", 0.0)
     case = CASES[name]
+
+    def store(label: str) -> _Store:
+        return _Store(stored(label))
+
     counts: list[int] = []
-    expected, expected_state = await _play(case, tmp_path / "baseline.ledger", None, counts)
+    expected, expected_state = await _play(
+        case, store("baseline"), tmp_path / "baseline.ledger", None, counts
+    )
     assert all(marks[-1] == FINISHED for marks in _marks(expected)[-1:])
     assert min(counts) >= 2  # each run commits an event, then its last marker
     places = [(i, k) for i, count in enumerate(counts) for k in range(1, count)]
     for place in places:
-        events, state = await _play(case, tmp_path / f"{place[0]}-{place[1]}.ledger", place)
+        label = f"{place[0]}-{place[1]}"
+        events, state = await _play(case, store(label), tmp_path / f"{label}.ledger", place)
         assert _marks(events) == _marks(expected), place
         assert node_outputs(events) == node_outputs(expected), place
         assert state == expected_state, place
