@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, cast
 if TYPE_CHECKING:  # the hook table imports this module's users, not this module
     from eventide.plugins.base_plugin import HookSpec
 
-__all__ = ["NO_HOOKS", "Callbacks", "HookChains", "first_result", "own_chain"]
+__all__ = [
+    "NO_HOOKS",
+    "Callbacks",
+    "HookChains",
+    "ObservingEntry",
+    "first_result",
+    "only_observes",
+    "own_chain",
+]
 
 _Args = TypeVarTuple("_Args")
 _R = TypeVar("_R")
@@ -91,6 +99,16 @@ class HookChains:
 
     def __bool__(self) -> bool:
         return bool(self._chains)
+
+
+class ObservingEntry(functools.partial[Any]):
+    """A hook chain's entry of a plugin that only observes (``BasePlugin.observes_only``):
+    it never returns a replacement and never changes what it is given."""
+
+
+def only_observes(chain: tuple[Any, ...]) -> bool:
+    """Whether every entry of ``chain`` only observes (true of an empty chain)."""
+    return all(type(entry) is ObservingEntry for entry in chain)
 
 
 NO_HOOKS = HookChains({})

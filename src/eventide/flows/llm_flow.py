@@ -15,7 +15,7 @@ from typing import Any
 import pydantic
 
 from eventide import types
-from eventide._callbacks import NO_HOOKS, first_result
+from eventide._callbacks import NO_HOOKS, first_result, only_observes
 from eventide._fastpath import construct_trusted, fields_of
 from eventide._ids import new_id
 from eventide.contexts import CallbackContext, InvocationContext
@@ -299,20 +299,21 @@ def _to_event(
     # holds values of its fields' types, and the event takes them as they are; a value of
     # another type (a model may set a field to a google.genai object after the response
     # was built: pydantic does not validate assignments) sends the event through validation.
-    fields = {name: value for name, value in fields_of(response).items() if value is not None}
-    if not _RESPONSE_FIELDS.issuperset(fields):
-        fields = {name: value for name, value in fields.items() if name in _RESPONSE_FIELDS}
-    trusted = (
-        type(response) is LlmResponse
-        and (agent.hooks is NO_HOOKS or not agent.hooks[AFTER_MODEL])
-        and all(type(value) in _FIELD_TYPES for value in fields.values())
+    fields: dict[str, Any] = {}
+    trusted = type(response) is LlmResponse and (
+        agent.hooks is NO_HOOKS or only_observes(agent.hooks[AFTER_MODEL])
     )
+    for name, value in fields_of(response).items():
+        if value is not None and name in _RESPONSE_FIELDS:
+            fields[name] = value
+            if type(value) not in _FIELD_TYPES:
+                trusted = False
     fields["id"] = event_id
     fields["invocation_id"] = ctx.invocation_id
     fields["author"] = agent.name
     fields["branch"] = ctx.branch
     # Partial chunks never carry actions: they are not committed.
-    fields["actions"] = EventActions() if response.partial else actions
+    fields["actions"] = construct_trusted(EventActions, {}) if response.partial else actions
     if trusted:
         return construct_trusted(Event, fields)
     return Event(**fields)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, TypeVarTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, TypeVarTuple
 
 from eventide.models.llm_response import LlmResponse
 
@@ -51,7 +51,15 @@ ToolResult = dict[str, Any]
 
 
 class BasePlugin:
-    """Base of plugins. ``name`` must be unique among a Runner's plugins."""
+    """Base of plugins. ``name`` must be unique among a Runner's plugins.
+
+    ``observes_only``: set it (a class attribute) on a plugin whose hooks never return a
+    replacement and never change what they are given (tracing, recording). The runtime then
+    skips work it does only to stay safe from replacements: a model response an observing
+    ``after_model_callback`` saw is taken as the event as it is, not validated again.
+    """
+
+    observes_only: ClassVar[bool] = False
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -21,7 +21,7 @@ import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, TypeVarTuple, cast
 
-from eventide._callbacks import first_result
+from eventide._callbacks import ObservingEntry, first_result
 from eventide.errors import UsageError
 from eventide.plugins.base_plugin import (
     AFTER_AGENT,
@@ -115,7 +115,9 @@ class PluginManager(BasePlugin):
     def _build_chains(self) -> None:
         self._chains: dict[HookSpec[*tuple[Any, ...], Any], tuple[Any, ...]] = {
             spec: tuple(
-                functools.partial(spec.call_plugin, plugin)
+                (ObservingEntry if plugin.observes_only else functools.partial)(
+                    spec.call_plugin, plugin
+                )
                 for plugin in self.plugins
                 if getattr(type(plugin), spec.name) is not spec.method
             )

@@ -71,6 +71,8 @@ class TracingPlugin(BasePlugin):
             default: they may hold personal data).
     """
 
+    observes_only = True  # spans only: nothing it is given changes
+
     def __init__(
         self,
         *,

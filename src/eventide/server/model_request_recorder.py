@@ -35,6 +35,8 @@ class ModelRequestRecorder(BasePlugin):
         name: the plugin's name (unique among a Runner's plugins).
     """
 
+    observes_only = True  # it keeps the requests it is shown, and changes nothing
+
     def __init__(
         self, *, max_requests: int = 1000, name: str = "eventide_model_request_recorder"
     ) -> None:
