@@ -84,8 +84,10 @@ async function loadSessions(selectId) {
 async function newSession() {
   const session = await guarded(() => api.createSession(ui.app, ui.user));
   if (!session) return;
-  await loadSessions(session.id);
+  // Said before the session opens: opening it enables the chat, and a turn sent at once
+  // (a quick user, a test) sets its own status, which this must not overwrite.
   setStatus("New session", "ok");
+  await loadSessions(session.id);
 }
 
 async function openSession(id) {
