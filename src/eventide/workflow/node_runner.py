@@ -94,7 +94,7 @@ class NodeRunner:
             else f"{node.name}@{run_id}"
         )
         record = self.log.record(path)
-        resume_inputs: dict[str, Any] = {}
+        resume_inputs: dict[str, Any] | None = None  # (no dict per run that never resumes)
         if record is not None:
             replayed = self._replay(node, record)
             if replayed is not None:
