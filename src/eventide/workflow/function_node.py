@@ -231,16 +231,23 @@ class FunctionNode(BaseNode):
         self, ctx: Context, node_input: Any, plan: _CallPlan
     ) -> AsyncGenerator[Event, None]:
         """What :meth:`BaseNode.run` makes of :meth:`_run_impl` for a plain or async
-        function without a confirmation: the input validated, the function called, its
-        result (unless None) as the node's event."""
+        function without a confirmation: the function's result (unless None) as the node's
+        event. The call is a coroutine of its own so that this generator, suspended at its
+        ``yield`` until the event is committed, holds the event alone (not the call's
+        arguments and result)."""
+        event = await self._call(ctx, node_input, plan)
+        if event is not None:
+            yield event
+
+    async def _call(self, ctx: Context, node_input: Any, plan: _CallPlan) -> Event | None:
+        """The input validated, the function called, its result as the node's event."""
         kwargs = self.bind(ctx, validate_node_data(self.input_schema, node_input))
         if plan.kind == _SYNC:
             result = await _call_sync(plan.func, kwargs)
         else:
             result = await plan.func(**kwargs)
         item = self._as_event(ctx, result)
-        if item is not None:
-            yield self._item_event(item)
+        return None if item is None else self._item_event(item)
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         kwargs = self.bind(ctx, node_input)
