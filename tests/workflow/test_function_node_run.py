@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
+import pytest
 from pydantic import BaseModel
 
 from eventide import Context
 from eventide.workflow import FunctionNode, JoinNode, Workflow
+from eventide.workflow.base_node import BaseNode
 from tests.workflow.helpers import outputs, play
 
 
@@ -71,10 +73,24 @@ async def test_a_plain_function_nodes_events_match_the_general_paths() -> None:
 async def test_only_plain_and_async_functions_without_confirmation_skip_base_run() -> None:
     ctx = cast(Any, None)
     plain = FunctionNode(func=price).run(ctx=ctx, node_input={})
-    assert cast(Any, plain).ag_code is FunctionNode._run_call.__code__  # pyright: ignore[reportPrivateUsage]
+    assert type(plain).__name__ == "_OneCall"
     await plain.aclose()
     confirmed = FunctionNode(func=price, require_confirmation=True, rerun_on_resume=True).run(
         ctx=ctx, node_input={}
     )
-    assert cast(Any, confirmed).ag_code is not FunctionNode._run_call.__code__  # pyright: ignore[reportPrivateUsage]
+    assert cast(Any, confirmed).ag_code is vars(BaseNode)["run"].__code__
     await confirmed.aclose()
+
+
+async def test_a_plain_function_nodes_run_closed_before_it_starts_never_calls() -> None:
+    calls: list[Any] = []
+
+    def record(node_input: Any) -> int:
+        calls.append(node_input)
+        return 1
+
+    run = FunctionNode(func=record).run(ctx=cast(Any, None), node_input="go")
+    await run.aclose()
+    with pytest.raises(StopAsyncIteration):
+        await run.__anext__()
+    assert calls == []
