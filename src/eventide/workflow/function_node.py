@@ -13,7 +13,14 @@ import asyncio
 import contextvars
 import inspect
 import typing
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterator,
+)
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -322,6 +329,10 @@ class _OneCall(AsyncGenerator["Event", None]):
         self._input: Any = node_input
         self._plan: _CallPlan | None = plan
 
+    def __anext__(self) -> Coroutine[Any, Any, Event]:
+        # The call itself, not the mixin's coroutine awaiting it: one frame less a node.
+        return self.asend(None)
+
     async def asend(self, value: None) -> Event:
         node, ctx, plan = self._node, self._ctx, self._plan
         if node is None or ctx is None or plan is None:
@@ -337,11 +348,21 @@ class _OneCall(AsyncGenerator["Event", None]):
         """Raise what is thrown in (``aclose`` throws ``GeneratorExit``): the call, if not
         started, never runs."""
         self._node = self._ctx = self._input = self._plan = None
-        if isinstance(typ, BaseException):
-            error: BaseException = typ
-        else:
-            error = val if isinstance(val, BaseException) else typ()
-        raise error.with_traceback(tb) if tb is not None else error
+        error = typ if isinstance(typ, BaseException) else _thrown(typ, val)
+        if tb is not None:
+            error = error.with_traceback(tb)
+        # Neither held by this frame, which the error's traceback holds: no cycle per node
+        # for the collector to find.
+        typ = val = tb = None
+        try:
+            raise error
+        finally:
+            del error
+
+
+def _thrown(typ: type[BaseException], val: object) -> BaseException:
+    """The exception ``athrow(typ, val)`` raises: ``val`` when it is one, else a new ``typ``."""
+    return val if isinstance(val, BaseException) else typ()
 
 
 async def _call_sync(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
