@@ -8,6 +8,7 @@ gets) because only workflow code builds it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from eventide.contexts import InvocationContext, ToolContext
@@ -91,14 +92,17 @@ class Context(ToolContext):
         self._run_id = run_id
         self._parent_ctx = parent_ctx
         self._runtime = runtime
-        self._resume_inputs: dict[str, Any] = dict(resume_inputs or {})
+        # Made when first read unless given: most nodes never resume, and a fan-out holds
+        # every node's context at once.
+        self._resume_inputs: dict[str, Any] | None = dict(resume_inputs) if resume_inputs else None
         self._attempt_count = attempt_count
         self._event_author = event_author
         self._output: Any = None
         self._route: Any = None
         # The enclosing nodes whose output this node's output also is (it is their
         # terminal node): they are listed in its output event's ``node_info.output_for``.
-        self.output_for_ancestors: list[str] = []
+        # (A tuple until set: an empty list per context was 56 bytes for nothing.)
+        self.output_for_ancestors: Sequence[str] = ()
         # Set when a child's output event already is this node's output (its terminal node,
         # ``run_node(use_as_output=True)``): the node's own output event is left out.
         self.output_delegated = False
@@ -131,6 +135,8 @@ class Context(ToolContext):
     @property
     def resume_inputs(self) -> dict[str, Any]:
         """The user's answers to this node's requests, by interrupt id (function call id)."""
+        if self._resume_inputs is None:
+            self._resume_inputs = {}
         return self._resume_inputs
 
     @property

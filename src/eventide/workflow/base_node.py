@@ -105,19 +105,22 @@ class BaseNode(BaseModel):
         items = self._run_impl(ctx=ctx, node_input=node_input)
         try:
             async for item in items:
-                if item is None:
-                    continue
-                if isinstance(item, Event):
-                    if item.output is not None:
-                        item.output = validate_node_data(self.output_schema, item.output)
-                    yield item
-                elif isinstance(item, RequestInput):
-                    yield request_input_event(item)
-                else:
-                    output = validate_node_data(self.output_schema, item)
-                    yield construct_trusted(Event, {"output": output})  # output is Any
+                if item is not None:
+                    yield self._item_event(item)
         finally:
             await items.aclose()
+
+    def _item_event(self, item: object) -> Event:
+        """The event for what :meth:`_run_impl` yielded (not None): an event (its output
+        validated), a request's function call, or any other value as the output."""
+        if isinstance(item, Event):
+            if item.output is not None:
+                item.output = validate_node_data(self.output_schema, item.output)
+            return item
+        if isinstance(item, RequestInput):
+            return request_input_event(item)
+        output = validate_node_data(self.output_schema, item)
+        return construct_trusted(Event, {"output": output})  # output is Any
 
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
         """The node's logic: yield events, ``RequestInput``s or output values."""

@@ -94,7 +94,7 @@ class NodeRunner:
             else f"{node.name}@{run_id}"
         )
         record = self.log.record(path)
-        resume_inputs: dict[str, Any] = {}
+        resume_inputs: dict[str, Any] | None = None  # (no dict per run that never resumes)
         # A run whose output the log holds, run again to commit what followed its output.
         finishing: NodeRecord | None = None
         if record is not None:
