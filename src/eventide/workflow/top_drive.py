@@ -103,13 +103,13 @@ async def drive(
     coro: Coroutine[Any, Any, Any], emitter: InlineEmitter
 ) -> AsyncGenerator[Event, None]:
     """Run ``coro`` in the current task, yielding every event it or the channel's
-    producers emit (see the module docstring); its exceptions propagate. Closed or
-    cancelled, it cancels ``coro`` as a task would and waits for it to unwind."""
+    producers emit (see the module docstring); its exceptions propagate. A cancellation
+    of the task is thrown into ``coro`` as into a task's coroutine; closed at a yield, it
+    cancels ``coro`` and runs it to its end (its node tasks cancelled and awaited)."""
     channel = emitter.channel
     run = contextvars.copy_context().run
     method: Any = coro.send
     value: Any = None
-    thrown: BaseException | None = None
     try:
         while True:
             emitter.driver = asyncio.current_task()
@@ -126,7 +126,10 @@ async def drive(
                 yield signal.event
                 continue
             if signal is None or not _is_future(signal):
-                await _Pass(signal)  # a bare yield: one pass (the task rejects others)
+                try:
+                    await _Pass(signal)  # a bare yield: one pass (the task rejects others)
+                except asyncio.CancelledError as error:
+                    method, value = coro.throw, error  # as a task throws it in
                 continue
             future: asyncio.Future[Any] = _future(signal)
             future._asyncio_future_blocking = False  # pyright: ignore[reportPrivateUsage]
@@ -142,12 +145,13 @@ async def drive(
                         continue
                     await _wait_either(future, channel)
             except asyncio.CancelledError as error:
-                future.cancel()  # as a cancelled task cancels what it waits on
-                thrown = error
-                raise
+                # As a cancelled task: cancel what it waits on and throw the cancellation
+                # in; the coroutine may take it (a node's asyncio.timeout) and go on.
+                future.cancel()
+                method, value = coro.throw, error
     finally:
-        if method is not None:
-            await _unwind(coro, run, thrown or asyncio.CancelledError())
+        if method is not None:  # closed at a yield: cancel it, as cancelling its task did
+            await _unwind(coro, run, asyncio.CancelledError())
 
 
 async def _unwind(coro: Coroutine[Any, Any, Any], run: Any, error: BaseException) -> None:
