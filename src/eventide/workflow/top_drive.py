@@ -82,23 +82,6 @@ def _future(signal: object) -> asyncio.Future[Any]:
     return cast("asyncio.Future[Any]", signal)
 
 
-async def _wait_either(future: asyncio.Future[Any], channel: CommitChannel) -> None:
-    """Wait until ``future`` is done or an event reaches the channel."""
-    waiter = channel.loop.create_future()
-
-    def wake(_: Any) -> None:
-        if not waiter.done():
-            waiter.set_result(None)
-
-    future.add_done_callback(wake)
-    channel.waiter = waiter
-    try:
-        await waiter
-    finally:
-        channel.waiter = None
-        future.remove_done_callback(wake)
-
-
 async def drive(
     coro: Coroutine[Any, Any, Any], emitter: InlineEmitter
 ) -> AsyncGenerator[Event, None]:
@@ -133,6 +116,7 @@ async def drive(
                 continue
             future: asyncio.Future[Any] = _future(signal)
             future._asyncio_future_blocking = False  # pyright: ignore[reportPrivateUsage]
+            future.add_done_callback(channel.wake)  # once per wait, not per event
             try:
                 while not future.done():
                     if channel.items:
@@ -143,12 +127,18 @@ async def drive(
                             if not committed.done():
                                 committed.set_result(None)
                         continue
-                    await _wait_either(future, channel)
+                    waiter = channel.waiter = channel.loop.create_future()
+                    try:
+                        await waiter
+                    finally:
+                        channel.waiter = None
             except asyncio.CancelledError as error:
                 # As a cancelled task: cancel what it waits on and throw the cancellation
                 # in; the coroutine may take it (a node's asyncio.timeout) and go on.
                 future.cancel()
                 method, value = coro.throw, error
+            finally:
+                future.remove_done_callback(channel.wake)
     finally:
         if method is not None:  # closed at a yield: cancel it, as cancelling its task did
             await _unwind(coro, run, asyncio.CancelledError())
