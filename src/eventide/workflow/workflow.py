@@ -106,7 +106,7 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
             return _nothing()
         return self._run_top(ctx, read_index(scope.index, root))
 
-    async def _run_top(self, ctx: InvocationContext, log: RunLog) -> AsyncGenerator[Event, None]:
+    def _run_top(self, ctx: InvocationContext, log: RunLog) -> AsyncGenerator[Event, None]:
         """Run the graph as the Runner's agent, continuing ``log``'s run."""
         emitter = InlineEmitter(CommitChannel(asyncio.get_running_loop()))
         path = f"{self.name}@1"
@@ -117,19 +117,20 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         root = Context(
             ctx, node=self, node_path=path, run_id="1", runtime=runner, event_author=self.name
         )
-        # The graph loop runs in this generator's task (top_drive): a lone node's events
-        # are yielded from here, and only node tasks go through the channel.
-        events = drive(self._run_graph(root, node_input, runner), emitter)
+        # The graph loop runs in the task reading the events (top_drive): a lone node's
+        # events are yielded from there, and only node tasks go through the channel.
+        return drive(self._run_paused(ctx, root, node_input, runner), emitter)
+
+    async def _run_paused(
+        self, ctx: InvocationContext, root: Context, node_input: Any, runner: NodeRunner
+    ) -> None:
         try:
-            async for event in events:
-                yield event
+            await self._run_graph(root, node_input, runner)
         except NodeInterrupted:
             # Paused for the user: the invocation ends here, as an agent's pause ends it
             # (enclosing agents stop too; a resumable app marks it ended), and the
             # answer continues the run from the log.
             ctx.end_invocation = True
-        finally:
-            await events.aclose()
 
     # --- as a node of another workflow ---
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
