@@ -53,6 +53,13 @@ class CommitChannel:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def wake(self, _: object = None) -> None:
+        """Wake the reader without an item (a done callback: what else it waits for is
+        done)."""
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
     def commit(self, event: Event) -> asyncio.Future[None]:
         """Hand ``event`` to the reader; await the future returned: it is done once the
         Runner has committed the event. (The future itself, not a coroutine awaiting it: a

@@ -27,7 +27,7 @@ from eventide.contexts import InvocationContext
 from eventide.errors import GraphValidationError, NodeInterrupted, WorkflowConfigurationError
 from eventide.events import Event
 from eventide.node_context import Context
-from eventide.runtime.commit_channel import CommitChannel, Done
+from eventide.runtime.commit_channel import CommitChannel
 from eventide.runtime.replay import AgentProgress, ResumeScope
 from eventide.workflow.base_node import START, BaseNode
 from eventide.workflow.function_node import FunctionNode
@@ -35,6 +35,7 @@ from eventide.workflow.graph import EdgeItem, Graph
 from eventide.workflow.node_data import validate_node_data
 from eventide.workflow.node_runner import NodeOutcome, NodeRunner
 from eventide.workflow.replay import RunLog, read_index, read_run
+from eventide.workflow.top_drive import InlineEmitter, drive
 
 __all__ = ["Workflow"]
 
@@ -105,46 +106,31 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
             return _nothing()
         return self._run_top(ctx, read_index(scope.index, root))
 
-    async def _run_top(self, ctx: InvocationContext, log: RunLog) -> AsyncGenerator[Event, None]:
+    def _run_top(self, ctx: InvocationContext, log: RunLog) -> AsyncGenerator[Event, None]:
         """Run the graph as the Runner's agent, continuing ``log``'s run."""
-        queue = CommitChannel(asyncio.get_running_loop())
+        emitter = InlineEmitter(CommitChannel(asyncio.get_running_loop()))
         path = f"{self.name}@1"
         node_input: Any = ctx.user_content
         if log.resuming and log.start is not None:
             node_input = log.start
-        runner = NodeRunner(queue.commit, log, resumable=ctx.resumable)
+        runner = NodeRunner(emitter.emit, log, resumable=ctx.resumable)
         root = Context(
             ctx, node=self, node_path=path, run_id="1", runtime=runner, event_author=self.name
         )
+        # The graph loop runs in the task reading the events (top_drive): a lone node's
+        # events are yielded from there, and only node tasks go through the channel.
+        return drive(self._run_paused(ctx, root, node_input, runner), emitter)
 
-        async def main() -> None:
-            try:
-                await self._run_graph(root, node_input, runner)
-            except NodeInterrupted:
-                # Paused for the user: the invocation ends here, as an agent's pause ends it
-                # (enclosing agents stop too; a resumable app marks it ended), and the
-                # answer continues the run from the log.
-                ctx.end_invocation = True
-            except BaseException as error:  # noqa: BLE001 - handed to the consumer
-                queue.put(Done(error))
-                return
-            queue.put(Done(None))
-
-        task = asyncio.create_task(main(), name=f"eventide-workflow-{self.name}")
+    async def _run_paused(
+        self, ctx: InvocationContext, root: Context, node_input: Any, runner: NodeRunner
+    ) -> None:
         try:
-            while True:
-                item = await queue.get()
-                if isinstance(item, Done):
-                    if item.error is not None:
-                        raise item.error
-                    return
-                event, committed = item
-                yield event
-                if not committed.done():
-                    committed.set_result(None)
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await self._run_graph(root, node_input, runner)
+        except NodeInterrupted:
+            # Paused for the user: the invocation ends here, as an agent's pause ends it
+            # (enclosing agents stop too; a resumable app marks it ended), and the
+            # answer continues the run from the log.
+            ctx.end_invocation = True
 
     # --- as a node of another workflow ---
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
