@@ -81,7 +81,7 @@ async def run_llm_flow(
         start = False
         if pending is None:
             # Or a task it delegated never started (the turn stopped first): it starts now.
-            found = undispatched_delegation(ctx, agent.name, agent.tools)
+            found = undispatched_delegation(ctx, agent)
             if found is not None:
                 pending, requested = found
                 start = not requested

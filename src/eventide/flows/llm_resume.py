@@ -42,7 +42,7 @@ from eventide.flows.recorded_calls import ToolResponses, recorded_outcomes, run_
 from eventide.flows.request import build_request
 from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.resume import answered_calls
-from eventide.flows.task_delegation import is_delegation, note_task_output, run_delegation
+from eventide.flows.task_delegation import delegating_tools, note_task_output, run_delegation
 from eventide.flows.task_scope import task_branch
 from eventide.flows.tool_dispatch import run_function_calls
 from eventide.protocol import (
@@ -131,8 +131,8 @@ async def resume_llm_agent(
         for event in own:
             waiting |= waiting_calls(event)
         pending = [c for c in calls if c.id not in answered and c.id not in waiting]
-        request = await build_request(resolved, ctx) if pending else None
-        if request is not None and any(is_delegation(c, request.tools_dict) for c in pending):
+        delegating: set[str] = delegating_tools(resolved) if pending else set()
+        if any(call.name in delegating for call in pending):
             # A task the agent delegated was running: the task agent continues from its own
             # events on the task's branch, then the agent's loop goes on.
             ctx.resume = scope.at(position)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from eventide import types
 from eventide.contexts import InvocationContext
@@ -27,12 +27,10 @@ from eventide.flows.resolved_agent import ResolvedAgent
 from eventide.flows.task_scope import TASK_MARK, task_branch, task_scope
 from eventide.protocol import FINISH_TASK, FINISH_TASK_DONE, USER_AUTHOR
 
-if TYPE_CHECKING:
-    from eventide.tools.base_tool import BaseTool
-
 __all__ = [
     "delegates",
     "delegating_agent",
+    "delegating_tools",
     "finishes_task",
     "is_delegation",
     "note_task_output",
@@ -47,6 +45,11 @@ __all__ = [
 def delegates(agent: ResolvedAgent) -> bool:
     """Whether ``agent`` offers any task agent as a tool."""
     return any(getattr(tool, "delegates_task", False) for tool in agent.tools)
+
+
+def delegating_tools(agent: ResolvedAgent) -> set[str]:
+    """The names of the tools through which ``agent`` delegates tasks."""
+    return {tool.name for tool in agent.tools if getattr(tool, "delegates_task", False)}
 
 
 def is_delegation(call: types.FunctionCall, tools: dict[str, Any]) -> bool:
@@ -87,8 +90,9 @@ async def run_delegation(
 
     if not start:
         # The task ran before (a turn that waited for the user, or a resumed invocation):
-        # its finish_task call, or the call and its answer, may be committed already.
-        for event in ctx.session.events:
+        # its finish_task call, or the call and its answer, may be committed already. They
+        # come after the delegating call: the log is read back to it, not from its start.
+        for event in _events_since_call(ctx.session.events, call.id):
             if event.branch == branch:
                 note(event)
     async for event in task_events:
@@ -187,6 +191,15 @@ def reply_branch(events: Sequence[Event]) -> str | None:
     return task_scope(last[0].branch)
 
 
+def _events_since_call(events: Sequence[Event], call_id: str) -> Sequence[Event]:
+    """The events after the one holding function call ``call_id`` (all of them when none
+    does), found by reading back from the end."""
+    for position in range(len(events) - 1, -1, -1):
+        if any(call.id == call_id for call in events[position].get_function_calls()):
+            return events[position + 1 :]
+    return events
+
+
 def _call_by_id(events: Sequence[Event], call_id: str) -> tuple[Event, types.FunctionCall] | None:
     for event in reversed(events):
         for call in event.get_function_calls():
@@ -204,22 +217,27 @@ def delegating_agent(events: Sequence[Event]) -> str | None:
 
 
 def undispatched_delegation(
-    ctx: InvocationContext, agent_name: str, tools: Sequence[BaseTool]
+    ctx: InvocationContext, agent: ResolvedAgent
 ) -> tuple[types.FunctionCall, bool] | None:
-    """A call of ``agent_name`` (its latest event, on ``ctx``'s branch) that delegated a task
+    """A call of ``agent`` (its latest event, on ``ctx``'s branch) that delegated a task
     whose agent never ran and that has no answer (the turn stopped before the task started),
     and whether its request was committed: google-adk dispatches it before the next model
     call."""
-    latest = _latest_agent_event(ctx.session.events)
-    if latest is None or latest.author != agent_name or latest.branch != ctx.branch:
-        return None
-    delegating = {tool.name for tool in tools if getattr(tool, "delegates_task", False)}
     events = ctx.session.events
+    position = len(events) - 1
+    while position >= 0 and events[position].author == USER_AUTHOR:
+        position -= 1
+    if position < 0:
+        return None
+    latest = events[position]
+    if latest.author != agent.name or latest.branch != ctx.branch:
+        return None
+    delegating = delegating_tools(agent)
+    later = events[position + 1 :]  # only user events: an answer, or the task's request
     for call in latest.get_function_calls():
-        if call.name and call.name in delegating and call.id and not _answered(events, call.id):
+        if call.name in delegating and call.id and not _answered(later, call.id):
             branch = task_branch(ctx.branch, call.name, call.id)
-            requested = any(e.branch == branch for e in events)
-            return call, requested
+            return call, any(e.branch == branch for e in later)
     return None
 
 

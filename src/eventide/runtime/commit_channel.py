@@ -71,9 +71,17 @@ class CommitChannel:
     async def get(self) -> Item:
         """The next item (waits while there is none)."""
         while not self.items:
-            self.waiter = self.loop.create_future()
-            try:
-                await self.waiter
-            finally:
-                self.waiter = None
+            await self.wait()
         return self.items.popleft()
+
+    async def wait(self) -> None:
+        """Wait until an item is put or :meth:`wake` is called."""
+        waiter = self.waiter = self.loop.create_future()
+        try:
+            await waiter
+        finally:
+            self.waiter = None
+
+    def take(self) -> Item | None:
+        """The next item if one is queued, else None (no wait)."""
+        return self.items.popleft() if self.items else None

@@ -14,6 +14,7 @@ node runs again; the user answers the same request again (the latest answer coun
 
 from __future__ import annotations
 
+import json
 import logging
 from functools import lru_cache
 from typing import Any, Literal, NotRequired, Required, Union, cast
@@ -47,7 +48,7 @@ def validate_answer(interrupt_id: str, answer: Any, schema: Any) -> Any:
         return answer
     try:
         mapping = _as_dict(schema)
-        adapter = _adapter(_frozen(mapping)) if mapping is not None else TypeAdapter(schema)
+        adapter = _adapter(json.dumps(mapping)) if mapping is not None else TypeAdapter(schema)
     except Exception as unreadable:  # noqa: BLE001 - a schema this reader cannot follow
         _log.warning(
             "Request %s: its response_schema could not be read (%s); the answer is taken as given.",
@@ -70,16 +71,6 @@ def validate_answer(interrupt_id: str, answer: Any, schema: Any) -> Any:
     return checked
 
 
-def _frozen(value: object) -> Any:
-    """A hashable copy of a JSON value (the adapters are cached by schema)."""
-    mapping, listed = _as_dict(value), _as_list(value)
-    if mapping is not None:
-        return ("dict", tuple((k, _frozen(v)) for k, v in mapping.items()))
-    if listed is not None:
-        return ("list", tuple(_frozen(v) for v in listed))
-    return value
-
-
 def _as_dict(value: object) -> dict[str, Any] | None:
     return cast("dict[str, Any]", value) if isinstance(value, dict) else None
 
@@ -88,18 +79,11 @@ def _as_list(value: object) -> list[object] | None:
     return cast("list[object]", value) if isinstance(value, list) else None
 
 
-def _thawed(value: Any) -> Any:
-    if isinstance(value, tuple):
-        kind, items = cast("tuple[str, tuple[Any, ...]]", value)
-        if kind == "dict":
-            return {k: _thawed(v) for k, v in items}
-        return [_thawed(v) for v in items]
-    return value
-
-
 @lru_cache(maxsize=64)
-def _adapter(frozen: Any) -> TypeAdapter[Any]:
-    schema = cast("dict[str, Any]", _thawed(frozen))
+def _adapter(schema_json: str) -> TypeAdapter[Any]:
+    """The adapter of a JSON Schema, cached by its JSON text (a request's schema is read
+    back from the log each time its workflow continues)."""
+    schema: dict[str, Any] = json.loads(schema_json)
     return TypeAdapter(_annotation(schema, schema.get("$defs") or {}, "Answer"))
 
 

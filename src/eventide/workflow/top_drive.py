@@ -119,19 +119,14 @@ async def drive(
             future.add_done_callback(channel.wake)  # once per wait, not per event
             try:
                 while not future.done():
-                    if channel.items:
-                        item = channel.items.popleft()
-                        if isinstance(item, tuple):
-                            event, committed = item
-                            yield event
-                            if not committed.done():
-                                committed.set_result(None)
-                        continue
-                    waiter = channel.waiter = channel.loop.create_future()
-                    try:
-                        await waiter
-                    finally:
-                        channel.waiter = None
+                    item = channel.take()
+                    if item is None:
+                        await channel.wait()
+                    elif isinstance(item, tuple):
+                        event, committed = item
+                        yield event
+                        if not committed.done():
+                            committed.set_result(None)
             except asyncio.CancelledError as error:
                 # As a cancelled task: cancel what it waits on and throw the cancellation
                 # in; the coroutine may take it (a node's asyncio.timeout) and go on.
