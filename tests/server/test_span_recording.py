@@ -51,3 +51,22 @@ def test_spans_started_as_current_end_on_exit() -> None:
         inner.end()
     assert [span.name for span in ended] == ["inner", "outer"]
     assert ended[0].parent == ended[1].context
+
+
+def test_a_span_keeps_its_own_attributes_and_status() -> None:
+    """A span copies the attributes it is started with (the caller's dict may change after)
+    and one span's status never shows on another (they start from one unset status)."""
+    ended: list[RecordedSpan] = []
+    tracer = RecordingTracerProvider(ended.append).get_tracer("test")
+    given = {"a": "1", "n": 2}
+    first = tracer.start_span("first", attributes=given)
+    given["a"] = "changed"
+    given["late"] = "x"
+    second = tracer.start_span("second")
+    first.set_status(StatusCode.ERROR, "bad")
+    first.end()
+    second.end()
+    assert ended[0].attributes == {"a": "1", "n": 2}
+    assert ended[0].status.status_code is StatusCode.ERROR
+    assert ended[1].status.status_code is StatusCode.UNSET
+    assert ended[1].attributes == {}

@@ -85,19 +85,16 @@ class BrowserGuardMiddleware:
         if kind not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        host = origin = content_type = b""
-        has_body = False
-        for name, value in scope["headers"]:
-            if name == b"host":
-                host = value
-            elif name == b"origin":
-                origin = value
-            elif name == b"content-type":
-                content_type = value
-            elif name == b"content-length":
-                has_body = value not in (b"0", b"")
-            elif name == b"transfer-encoding":
-                has_body = True
+        # One dict built in C rather than a Python loop over the headers (a repeated header:
+        # the last one counts, as the loop's last assignment did).
+        headers: dict[bytes, bytes] = dict(scope["headers"])
+        host = headers.get(b"host", b"")
+        origin = headers.get(b"origin", b"")
+        content_type = headers.get(b"content-type", b"")
+        has_body = b"transfer-encoding" in headers or headers.get(b"content-length", b"0") not in (
+            b"0",
+            b"",
+        )
         refusal = None if host in self._served else self._host_refusal(host)
         writes = kind == "websocket" or scope["method"] not in _SAFE_METHODS
         if refusal is None and writes and origin:

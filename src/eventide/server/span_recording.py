@@ -40,6 +40,23 @@ def _value(value: Any) -> Any:
     return tuple(cast("list[object]", value)) if isinstance(value, list) else value
 
 
+def _kept(attributes: Attributes) -> dict[str, Any]:
+    """A span's own copy of ``attributes``, as the SDK keeps them: no ``None`` values, lists
+    as tuples. The common case (neither) is a copy made and checked in C; the comprehension
+    over the items cost a third of a span's recording (3 spans a turn)."""
+    if not attributes:
+        return {}
+    kept = dict(attributes)
+    values = kept.values()
+    if None in values or list in map(type, values):
+        return {k: _value(v) for k, v in kept.items() if v is not None}
+    return kept
+
+
+# Status is immutable: every span starts with this one.
+_UNSET = Status(StatusCode.UNSET)
+
+
 class RecordedSpan(trace.Span):
     """One span, readable as the SDK's (``name``, ``context``, ``parent``, ``start_time``,
     ``end_time``, ``attributes``, ``status``, ``events``); ``on_end`` gets it when it ends."""
@@ -57,10 +74,8 @@ class RecordedSpan(trace.Span):
         self.parent = parent
         self.start_time = time.time_ns()
         self.end_time: int | None = None
-        self.attributes: dict[str, Any] = (
-            {k: _value(v) for k, v in attributes.items() if v is not None} if attributes else {}
-        )
-        self.status = Status(StatusCode.UNSET)
+        self.attributes: dict[str, Any] = _kept(attributes)
+        self.status = _UNSET
         self.events: list[tuple[str, dict[str, Any], int]] = []
         self._on_end = on_end
 

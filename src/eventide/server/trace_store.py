@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -63,7 +64,8 @@ class TraceStore:
 
     def on_end(self, span: Any) -> None:
         """Keep a finished span under its invocation."""
-        attributes: dict[str, Any] = dict(span.attributes or {})
+        # Read, never changed: the span's own mapping (no copy per span).
+        attributes: Mapping[str, Any] = span.attributes or {}
         invocation_id = attributes.get("eventide.invocation_id")
         if not isinstance(invocation_id, str):
             return
