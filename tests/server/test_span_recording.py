@@ -58,7 +58,7 @@ def test_a_span_keeps_its_own_attributes_and_status() -> None:
     and one span's status never shows on another (they start from one unset status)."""
     ended: list[RecordedSpan] = []
     tracer = RecordingTracerProvider(ended.append).get_tracer("test")
-    given = {"a": "1", "n": 2}
+    given: dict[str, str | int] = {"a": "1", "n": 2}
     first = tracer.start_span("first", attributes=given)
     given["a"] = "changed"
     given["late"] = "x"
