@@ -19,7 +19,8 @@ as a task would. What the coroutine awaits decides the path of its events:
   forwards the events node tasks (a fan-out, a node with a timeout) put on the channel, each
   committed before its producer resumes. ``exits(event)``, checked after each such commit,
   ends the run there: the fan-out's siblings are cancelled (an escalation reaching a
-  ``ParallelAgent``).
+  ``ParallelAgent``); with ``drains``, a producer's error (a ``Done`` on the channel) is
+  raised where it stands among the events.
 
 A workflow's coroutine runs in a copy of the context variables (``isolated``: a task gives
 one); an agent shape's runs in the reader's own, as generators nested in it do.
@@ -126,6 +127,7 @@ async def drive(
     emitter: InlineEmitter | None = None,
     isolated: bool = True,
     exits: Callable[[Event], bool] | None = None,
+    drains: bool = False,
 ) -> AsyncGenerator[Event, None]:
     """Run ``coro`` in the current task, yielding every event it or the channel's
     producers emit (see the module docstring); its exceptions propagate. A cancellation
@@ -137,6 +139,10 @@ async def drive(
         emitter: told which task drives ``coro`` (a workflow's ``NodeRunner`` emits through it).
         isolated: run ``coro`` in a copy of the context variables, as a task would.
         exits: whether a channel event, once committed, ends the run.
+        drains: commit every event producers queued before ``coro`` resumes from a wait,
+            and raise a producer's error (its ``Done``) where it stands among them (a
+            ``ParallelAgent``'s order). Otherwise ``coro`` resumes as soon as what it waits
+            on is done, as a task would.
     """
     run: Any = contextvars.copy_context().run if isolated else None
     method: Any = coro.send
@@ -182,17 +188,21 @@ async def drive(
             future._asyncio_future_blocking = False  # pyright: ignore[reportPrivateUsage]
             future.add_done_callback(channel.wake)  # once per wait, not per event
             try:
-                while not future.done():
+                while drains or not future.done():
                     item = channel.take()
                     if item is None:
+                        if future.done():
+                            break  # drained
                         await channel.wait()
-                    elif isinstance(item, tuple):
+                    elif type(item) is tuple:
                         event, committed = item
                         yield event
                         if exits is not None and exits(event):
                             return  # committed; the run ends here (finally: cancel the rest)
                         if not committed.done():
                             committed.set_result(None)
+                    elif item.error is not None:
+                        raise item.error  # a producer's, where it stands among the events
             except asyncio.CancelledError as error:
                 # As a cancelled task: cancel what it waits on and throw the cancellation
                 # in; the coroutine may take it (a node's asyncio.timeout) and go on.
