@@ -24,9 +24,9 @@ one name are two steps.
   callback must not leave the step looking half-run.
 - **Fan-out.** Each branch runs in a node task and puts its events on the commit channel
   (each committed before the branch goes on, never waiting for its siblings); the driver
-  drains the channel in order, raises a branch's error where it stands among its siblings'
-  events, and ends the run after a committed escalation that reaches the fan-out (its
-  siblings cancelled at their next await).
+  raises a branch's error where it stands among its siblings' events, and ends the run
+  after a committed escalation that reaches the fan-out (its siblings cancelled at their
+  next await).
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def fan_out_shape(
     if not branches and not marked:
         return _nothing()
     fan = _FanOut(owner, branches, ctx, CommitChannel(asyncio.get_running_loop()))
-    return drive(fan.run(marked), fan.channel, isolated=False, exits=exits, drains=True)
+    return drive(fan.run(marked), fan.channel, isolated=False, exits=exits)
 
 
 class _FanOut:

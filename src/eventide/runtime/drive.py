@@ -19,8 +19,9 @@ as a task would. What the coroutine awaits decides the path of its events:
   forwards the events node tasks (a fan-out, a node with a timeout) put on the channel, each
   committed before its producer resumes. ``exits(event)``, checked after each such commit,
   ends the run there: the fan-out's siblings are cancelled (an escalation reaching a
-  ``ParallelAgent``); with ``drains``, a producer's error (a ``Done`` on the channel) is
-  raised where it stands among the events.
+  ``ParallelAgent``). A producer's error handed over on the channel (a ``Done``) is raised
+  where it stands among the events (a ``ParallelAgent``'s branch: the events its siblings
+  queued before it are committed, none after).
 
 A workflow's coroutine runs in a copy of the context variables (``isolated``: a task gives
 one); an agent shape's runs in the reader's own, as generators nested in it do.
@@ -127,7 +128,6 @@ async def drive(
     emitter: InlineEmitter | None = None,
     isolated: bool = True,
     exits: Callable[[Event], bool] | None = None,
-    drains: bool = False,
 ) -> AsyncGenerator[Event, None]:
     """Run ``coro`` in the current task, yielding every event it or the channel's
     producers emit (see the module docstring); its exceptions propagate. A cancellation
@@ -139,10 +139,6 @@ async def drive(
         emitter: told which task drives ``coro`` (a workflow's ``NodeRunner`` emits through it).
         isolated: run ``coro`` in a copy of the context variables, as a task would.
         exits: whether a channel event, once committed, ends the run.
-        drains: commit every event producers queued before ``coro`` resumes from a wait,
-            and raise a producer's error (its ``Done``) where it stands among them (a
-            ``ParallelAgent``'s order). Otherwise ``coro`` resumes as soon as what it waits
-            on is done, as a task would.
     """
     run: Any = contextvars.copy_context().run if isolated else None
     method: Any = coro.send
@@ -188,11 +184,9 @@ async def drive(
             future._asyncio_future_blocking = False  # pyright: ignore[reportPrivateUsage]
             future.add_done_callback(channel.wake)  # once per wait, not per event
             try:
-                while drains or not future.done():
+                while not future.done():
                     item = channel.take()
                     if item is None:
-                        if future.done():
-                            break  # drained
                         await channel.wait()
                     elif type(item) is tuple:
                         event, committed = item
