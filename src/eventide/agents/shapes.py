@@ -34,8 +34,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
+from eventide.agents.base_agent import BaseAgent
 from eventide.contexts import InvocationContext
 from eventide.events import Event
 from eventide.runtime.commit_channel import CommitChannel, Done
@@ -43,23 +44,12 @@ from eventide.runtime.drive import commit, drive, forward
 from eventide.runtime.graph_loop import NodeOutcome, Trigger, run_graph
 from eventide.runtime.replay import Continuation, end_marker, step_marker
 
-__all__ = ["Step", "chain_shape", "fan_out_shape"]
+__all__ = ["chain_shape", "fan_out_shape"]
 
 _AGAIN = "again"  # the loop's route from its last step back to its first
 _NEXT = NodeOutcome()
 _ROUND_AGAIN = NodeOutcome(route=_AGAIN)
 _EXIT = NodeOutcome(exits=True)
-
-
-class Step(Protocol):
-    """What a shape reads of a sub-agent."""
-
-    @property
-    def name(self) -> str: ...
-
-    def run_async(self, parent_context: InvocationContext) -> AsyncGenerator[Event, None]: ...
-
-    def _marks_its_end(self) -> bool: ...
 
 
 class _Node:
@@ -113,7 +103,7 @@ class _ShapeGraph:
 
 def chain_shape(
     owner: str,
-    steps: Sequence[Step],
+    steps: Sequence[BaseAgent],
     ctx: InvocationContext,
     where: Continuation,
     *,
@@ -158,7 +148,7 @@ class _Chain:
     def __init__(
         self,
         owner: str,
-        steps: Sequence[Step],
+        steps: Sequence[BaseAgent],
         ctx: InvocationContext,
         where: Continuation,
         rounds: int | None,
@@ -222,7 +212,7 @@ class _Chain:
 
 def fan_out_shape(
     owner: str,
-    branches: Sequence[tuple[Step, str]],
+    branches: Sequence[tuple[BaseAgent, str]],
     ctx: InvocationContext,
     *,
     marked: bool,
@@ -245,7 +235,7 @@ class _FanOut:
     def __init__(
         self,
         owner: str,
-        branches: Sequence[tuple[Step, str]],
+        branches: Sequence[tuple[BaseAgent, str]],
         ctx: InvocationContext,
         channel: CommitChannel,
     ) -> None:
@@ -271,7 +261,7 @@ class _FanOut:
         branch = self.contexts[index]
         return f"eventide-branch-{branch.branch}", self._branch(self.branches[index][0], branch)
 
-    async def _branch(self, agent: Step, ctx: InvocationContext) -> NodeOutcome:
+    async def _branch(self, agent: BaseAgent, ctx: InvocationContext) -> NodeOutcome:
         channel = self.channel
         try:
             async with aclosing(agent.run_async(ctx)) as events:

@@ -188,7 +188,7 @@ async def drive(
                     item = channel.take()
                     if item is None:
                         await channel.wait()
-                    elif type(item) is tuple:
+                    elif isinstance(item, tuple):
                         event, committed = item
                         yield event
                         if exits is not None and exits(event):
