@@ -35,6 +35,8 @@ class _Graph:
         self.start_names = starts
         self.nodes = {name: _Node(name, inline=inline) for name in edges}
         self.terminal_node_names = {name for name, after in edges.items() if not after}
+        self.has_joins = False
+        self.is_chain = False
 
     def node(self, name: str) -> _Node:
         return self.nodes[name]

@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from eventide.agents.base_agent import BaseAgent
@@ -55,7 +56,7 @@ _EXIT = NodeOutcome(exits=True)
 class _Node:
     """A shape's node: one sub-agent, by its index."""
 
-    __slots__ = ("after", "index", "inline", "name")
+    __slots__ = ("after", "index", "name", "runs_inline")
 
     requires_all_predecessors: ClassVar[bool] = False
     wait_for_output: ClassVar[bool] = False
@@ -64,27 +65,27 @@ class _Node:
         self.name = str(index)
         self.index = index
         self.after = after  # the next step's name (a chain's), none after the last
-        self.inline = inline
-
-    @property
-    def runs_inline(self) -> bool:
-        return self.inline
+        self.runs_inline = inline
 
 
 class _ShapeGraph:
-    """The graph of a chain (``loops``: with the route back) or of a fan-out."""
+    """The graph of a chain of ``count`` steps (a loop's route back included: taken only
+    when its last step says so) or of a fan-out of ``count`` branches. It depends on nothing
+    but these two, so one graph serves every agent of the shape (:func:`_shape_graph`)."""
 
-    __slots__ = ("_nodes", "start_names")
+    __slots__ = ("_nodes", "is_chain", "start_names")
 
     terminal_node_names: ClassVar[set[str]] = set()  # no output passes between steps
+    has_joins: ClassVar[bool] = False
 
-    def __init__(self, count: int, *, fan_out: bool, first: int = 0) -> None:
+    def __init__(self, count: int, *, fan_out: bool) -> None:
         last = count - 1
         self._nodes = {
             str(i): _Node(i, [] if fan_out or i == last else [str(i + 1)], inline=not fan_out)
             for i in range(count)
         }
-        self.start_names = list(self._nodes) if fan_out else [str(first)]
+        self.start_names = list(self._nodes) if fan_out else ["0"]
+        self.is_chain = not fan_out
 
     def node(self, name: str) -> _Node:
         return self._nodes[name]
@@ -93,12 +94,17 @@ class _ShapeGraph:
         return ()  # no joins
 
     def next_nodes(self, name: str, route: Any) -> list[str]:
-        if route == _AGAIN:
+        if route is _AGAIN:
             return ["0"]
         return self._nodes[name].after
 
     def nodes_order(self, names: set[str]) -> list[str]:
         return []
+
+
+@lru_cache(maxsize=256)
+def _shape_graph(count: int, *, fan_out: bool) -> _ShapeGraph:
+    return _ShapeGraph(count, fan_out=fan_out)
 
 
 def chain_shape(
@@ -124,8 +130,10 @@ def chain_shape(
     chain = _Chain(owner, steps, ctx, where, rounds, ends_on, ends_late)
     if not steps or (rounds is not None and chain.times_looped >= rounds):
         return _nothing()
-    graph = _ShapeGraph(len(steps), fan_out=False, first=where.start)
-    return drive(run_graph(graph, chain.start, None, branch=ctx.branch), None, isolated=False)
+    graph = _shape_graph(len(steps), fan_out=False)
+    first = None if where.start == 0 else [str(where.start)]  # the step in flight
+    run = run_graph(graph, chain.start, None, branch=ctx.branch, first=first)
+    return drive(run, None, isolated=False)
 
 
 class _Chain:
@@ -191,23 +199,27 @@ class _Chain:
         ctx.resume = None  # the step took its copy of the scope; later steps run fresh
         if ctx.end_invocation:
             return _EXIT
-        if (
-            self.ends_late
-            and (self.escalated or (index == self.last and self.times_looped + 1 == self.rounds))
-            and not ended
-            and not step._marks_its_end()  # pyright: ignore[reportPrivateUsage]
-        ):
-            # Nothing else in the log would say this step finished before the callback.
-            await commit(end_marker(step.name, ctx, None, top=False))
+        last = index == self.last
+        if self.ends_late:
+            await self._mark_end(step, ended, last)
         if self.escalated:
             return _EXIT
-        if index != self.last:
+        if not last:
             return _NEXT
         self.times_looped += 1
         rounds = self.rounds
         if self.ends_on is not None and (rounds is None or self.times_looped < rounds):
             return _ROUND_AGAIN
         return _NEXT
+
+    async def _mark_end(self, step: BaseAgent, ended: bool, last: bool) -> None:
+        if (
+            (self.escalated or (last and self.times_looped + 1 == self.rounds))
+            and not ended
+            and not step._marks_its_end()  # pyright: ignore[reportPrivateUsage]
+        ):
+            # Nothing else in the log would say this step finished before the callback.
+            await commit(end_marker(step.name, self.ctx, None, top=False))
 
 
 def fan_out_shape(
@@ -253,7 +265,7 @@ class _FanOut:
         # from its own events), then the fan-out's own is cleared.
         self.contexts = [ctx.for_agent(agent, branch=branch) for agent, branch in self.branches]
         ctx.resume = None
-        graph = _ShapeGraph(len(self.branches), fan_out=True)
+        graph = _shape_graph(len(self.branches), fan_out=True)
         await run_graph(graph, self.start, None, branch=ctx.branch)
 
     def start(self, node: Any, trigger: Trigger, is_terminal: bool) -> tuple[str, Any]:

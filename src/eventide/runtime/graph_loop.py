@@ -80,6 +80,17 @@ class LoopGraph(Protocol):
     @property
     def terminal_node_names(self) -> set[str]: ...
 
+    @property
+    def is_chain(self) -> bool:
+        """Whether every node runs inline, joins nothing and leads to at most one node (an
+        agent shape's chain): the loop's chain mode runs it (:func:`_run_chain`)."""
+        ...
+
+    @property
+    def has_joins(self) -> bool:
+        """Whether a node ``requires_all_predecessors`` (else none is asked)."""
+        ...
+
     def node(self, name: str) -> LoopNode: ...
 
     def predecessors(self, name: str) -> tuple[str, ...]: ...
@@ -94,7 +105,7 @@ StartRun = Callable[[LoopNode, Trigger, bool], tuple[str, Coroutine[Any, Any, No
 a name for its task and the coroutine that runs it."""
 
 
-async def run_graph(
+def run_graph(
     graph: LoopGraph,
     start: StartRun,
     node_input: Any,
@@ -102,9 +113,10 @@ async def run_graph(
     branch: str | None,
     limit: int = 0,
     first: Sequence[str] | None = None,
-) -> list[Any]:
+) -> Coroutine[Any, Any, list[Any]]:
     """Run ``graph`` from ``START`` (or from the nodes ``first`` names) with ``node_input``;
-    the outputs of its terminal nodes, in graph order.
+    the outputs of its terminal nodes, in graph order. (The coroutine of the loop's mode
+    itself, the chain's or the general one: no frame of this one for every await to pass.)
 
     Args:
         branch: the branch the graph runs on (a join's, when its predecessors share none).
@@ -114,6 +126,20 @@ async def run_graph(
         NodeInterrupted: a node waits for the user.
         Exception: a node failed.
     """
+    if graph.is_chain:
+        return _run_chain(graph, start, node_input, first)
+    return _run_general(graph, start, node_input, branch, limit, first)
+
+
+async def _run_general(
+    graph: LoopGraph,
+    start: StartRun,
+    node_input: Any,
+    branch: str | None,
+    limit: int,
+    first: Sequence[str] | None,
+) -> list[Any]:
+    """:func:`run_graph`'s general loop (see the module docstring)."""
     triggers: dict[str, list[Trigger]] = {}
     outputs: dict[str, Any] = {}
     branches: dict[str, str | None] = {}
@@ -124,6 +150,7 @@ async def run_graph(
     terminal = graph.terminal_node_names
     needs: dict[str, int] = {}  # a join: how many predecessors must arrive (START aside)
     exited = False
+    joins = graph.has_joins
 
     def trigger_join(target: str) -> None:
         predecessors = graph.predecessors(target)
@@ -153,8 +180,8 @@ async def run_graph(
                 Trigger(input=node_input, sub_branch=len(starts) > 1)
             )
 
-    def settle(name: str, outcome: NodeOutcome) -> BaseException | None:
-        """Take in a finished run of ``name``: trigger what follows; its error."""
+    def settle(name: str, node: LoopNode, outcome: NodeOutcome) -> BaseException | None:
+        """Take in a finished run of ``node`` (``name``): trigger what follows; its error."""
         nonlocal exited
         if outcome.error is not None:
             return outcome.error
@@ -164,7 +191,6 @@ async def run_graph(
         if outcome.interrupts:
             waiting[name] = outcome.interrupts
             return None
-        node = graph.node(name)
         if node.wait_for_output and outcome.output is None and outcome.route is None:
             return None
         done.add(name)
@@ -175,7 +201,7 @@ async def run_graph(
         branches[name] = outcome.branch
         targets = graph.next_nodes(name, outcome.route)
         for target in targets:
-            if graph.node(target).requires_all_predecessors:
+            if joins and graph.node(target).requires_all_predecessors:
                 arrivals.setdefault(target, set()).add(name)
                 trigger_join(target)
             else:
@@ -199,7 +225,7 @@ async def run_graph(
                     if not queued:
                         del triggers[name]
                     _, run = start(node, trigger, name in terminal)
-                    error = settle(name, await run)
+                    error = settle(name, node, await run)
                     if error is not None:
                         raise error
                     continue
@@ -219,7 +245,7 @@ async def run_graph(
             finished, _ = await asyncio.wait(pending.values(), return_when=asyncio.FIRST_COMPLETED)
             failure: BaseException | None = None
             for name in [n for n, t in pending.items() if t in finished]:
-                error = settle(name, pending.pop(name).result())
+                error = settle(name, graph.node(name), pending.pop(name).result())
                 failure = failure or error
             if failure is not None:
                 raise failure
@@ -231,6 +257,38 @@ async def run_graph(
     if waiting:
         raise NodeInterrupted([i for ids in waiting.values() for i in ids])
     return [outputs[name] for name in graph.nodes_order(terminal) if name in outputs]
+
+
+async def _run_chain(
+    graph: LoopGraph, start: StartRun, node_input: Any, first: Sequence[str] | None
+) -> list[Any]:
+    """:func:`run_graph` for a chain (``graph.is_chain``): one node at a time, each in this
+    task, the next one the single node its run leads to. What the general loop keeps to
+    start concurrent runs and joins (triggers by node, arrivals, branches) has nothing to
+    hold here, and a step of an agent shape costs about a tenth of the general loop's turn."""
+    starts = graph.start_names if first is None else first
+    if not starts:
+        return []
+    name = starts[0]
+    terminal = graph.terminal_node_names
+    trigger = Trigger(input=node_input)
+    while True:
+        node = graph.node(name)
+        _, run = start(node, trigger, name in terminal)
+        outcome = await run
+        if outcome.error is not None:
+            raise outcome.error
+        if outcome.exits:
+            return []
+        if outcome.interrupts:
+            raise NodeInterrupted(list(outcome.interrupts))
+        targets = graph.next_nodes(name, outcome.route)
+        if not targets:
+            output = outcome.output
+            return [output] if output is not None and name in terminal else []
+        name = targets[0]
+        if outcome.output is not None or outcome.branch is not None:
+            trigger = Trigger(input=outcome.output, branch=outcome.branch)
 
 
 def _common_branch(branches: list[str | None]) -> str | None:
