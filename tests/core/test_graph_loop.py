@@ -218,3 +218,33 @@ async def test_a_producers_error_is_raised_where_it_stands_among_the_events() ->
         async for event in drive(run, channel, isolated=False):
             seen.append(event.author)
     assert seen == ["first"]
+
+
+@pytest.mark.parametrize("chain_mode", [True, False])
+async def test_a_chain_runs_the_same_in_the_chain_mode_and_the_general_loop(
+    chain_mode: bool,
+) -> None:
+    """``graph.is_chain`` (an agent shape's chain) takes the loop's chain mode: each node
+    gets its predecessor's output, an exit ends the graph, the last node's output is the
+    graph's; the same as the general loop gives."""
+    inputs: list[tuple[str, Any]] = []
+
+    async def step(name: str, node_input: Any) -> NodeOutcome:
+        inputs.append((name, node_input))
+        return NodeOutcome(output=f"{name}-out", exits=name == "x")
+
+    def start(node: Any, trigger: Trigger, terminal: bool) -> tuple[str, Coroutine[Any, Any, Any]]:
+        return node.name, step(node.name, trigger.input)
+
+    graph = _Graph({"a": ["b"], "b": ["c"], "c": []}, ["a"], inline=True)
+    graph.is_chain = chain_mode
+    assert await run_graph(graph, start, "in", branch=None) == ["c-out"]
+    assert inputs == [("a", "in"), ("b", "a-out"), ("c", "b-out")]
+    inputs.clear()
+    graph = _Graph({"a": ["x"], "x": ["c"], "c": []}, ["a"], inline=True)
+    graph.is_chain = chain_mode
+    assert await run_graph(graph, start, "in", branch=None) == []
+    assert [name for name, _ in inputs] == ["a", "x"]
+    inputs.clear()
+    assert await run_graph(graph, start, "in", branch=None, first=["c"]) == ["c-out"]
+    assert inputs == [("c", "in")]
