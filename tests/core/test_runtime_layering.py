@@ -48,6 +48,20 @@ def test_agents_never_import_durable() -> None:
     assert "eventide.runtime.replay" in _imports(SRC / "agents" / "base_agent.py")
 
 
+def test_the_workflow_agents_run_on_the_graph_loop_without_importing_workflow() -> None:
+    """Issue 31 (section 15.1): the workflow agents are shapes over the graph loop a
+    ``Workflow`` runs on, which lives in eventide.runtime; no agents -> workflow -> agents
+    cycle, deferred imports included, and their private loops are gone."""
+    assert _offenders("agents", ("eventide.workflow", "eventide.node_context")) == {}
+    assert _offenders("runtime", ("eventide.workflow", "eventide.node_context")) == {}
+    shapes = _imports(SRC / "agents" / "shapes.py")
+    assert "eventide.runtime.graph_loop" in shapes and "eventide.runtime.drive" in shapes
+    assert "eventide.runtime.graph_loop" in _imports(SRC / "workflow" / "workflow.py")
+    assert not (SRC / "agents" / "chain.py").exists()
+    parallel = (SRC / "agents" / "parallel_agent.py").read_text()
+    assert "create_task" not in parallel and "CommitChannel" not in parallel
+
+
 def test_durable_has_no_second_copy_of_the_workflow_agents() -> None:
     """Issue 31: durable/agents.py's copies of the workflow agents are gone; nothing in
     eventide.durable tells agents apart by class."""
@@ -70,6 +84,9 @@ def test_each_runtime_module_imports_first_in_a_fresh_interpreter() -> None:
         "eventide.agents.sequential_agent",
         "eventide.agents.loop_agent",
         "eventide.agents.parallel_agent",
+        "eventide.agents.shapes",
+        "eventide.runtime.graph_loop",
+        "eventide.runtime.drive",
         "eventide.agents.llm_agent",
         "eventide.flows.llm_resume",
         "eventide.workflow",

@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from eventide.agents.base_agent import BaseAgent
-from eventide.agents.chain import run_chain
+from eventide.agents.shapes import chain_shape
 from eventide.contexts import InvocationContext
 from eventide.errors import UsageError
 from eventide.events import Event
@@ -25,7 +25,8 @@ _FROM_START = Continuation()
 
 
 class LoopAgent(BaseAgent):
-    """Runs its sub-agents in order, again and again.
+    """Runs its sub-agents in order, again and again: a chain with a route back from its
+    last step to its first, on the graph loop (:mod:`eventide.agents.shapes`).
 
     The loop ends once the sub-agent that committed an event with ``actions.escalate`` (the
     ``exit_loop`` tool, a tool setting ``tool_context.actions.escalate``, or
@@ -78,10 +79,9 @@ class LoopAgent(BaseAgent):
         return self._rounds(ctx, where)
 
     def _rounds(self, ctx: InvocationContext, where: Continuation) -> AsyncGenerator[Event, None]:
-        if not self.sub_agents:
-            # Nothing could ever escalate: an unbounded loop would spin forever.
-            return _nothing()
-        return run_chain(
+        # No sub-agents: nothing runs (nothing could ever escalate: an unbounded loop would
+        # spin forever).
+        return chain_shape(
             self.name,
             self.sub_agents,
             ctx,
@@ -90,11 +90,6 @@ class LoopAgent(BaseAgent):
             ends_on=lambda author: escalation_reaches(self, author),
             ends_late=ctx.resumable and self._has_after_callback(ctx),
         )
-
-
-async def _nothing() -> AsyncGenerator[Event, None]:
-    return
-    yield  # pragma: no cover - makes this an async generator
 
 
 def escalation_reaches(container: BaseAgent, author: str) -> bool:

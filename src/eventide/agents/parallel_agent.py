@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.loop_agent import escalation_reaches
+from eventide.agents.shapes import fan_out_shape
 from eventide.contexts import InvocationContext
 from eventide.events import Event
-from eventide.runtime.commit_channel import CommitChannel, Done
-from eventide.runtime.replay import AgentProgress, ResumeScope, continuation, step_marker
+from eventide.runtime.replay import AgentProgress, ResumeScope, continuation
 
 __all__ = ["ParallelAgent"]
 
 
 class ParallelAgent(BaseAgent):
-    """Runs every sub-agent at the same time.
+    """Runs every sub-agent at the same time: a fan-out ``START -> (a, b, c)`` on the graph
+    loop (:mod:`eventide.agents.shapes`), with no join (it ends when every branch has).
 
     - Each sub-agent runs on branch ``<name>.<sub-agent name>``; inside another fan-out the
       branch path is extended with every agent between the two (``fan.inner.steps.deep.y``).
@@ -34,8 +33,7 @@ class ParallelAgent(BaseAgent):
     """
 
     def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        # The fan-out's generator itself unless a marker goes first: one layer less per event.
-        return self._marked_fan_out(ctx) if ctx.resumable else self._fan_out(ctx)
+        return self._fan_out_shape(ctx, marked=ctx.resumable)
 
     def _resume_async_impl(
         self, ctx: InvocationContext, scope: ResumeScope, progress: AgentProgress
@@ -56,50 +54,18 @@ class ParallelAgent(BaseAgent):
         # Every branch's copy of the context inherits the scope; each resumes from its own
         # events (a branch that ended is skipped, one that had not started runs).
         ctx.resume = where.scope
-        return self._fan_out(ctx)
+        return self._fan_out_shape(ctx, marked=False)
 
-    async def _marked_fan_out(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        yield step_marker(self.name, ctx, {})
-        async with aclosing(self._fan_out(ctx)) as events:
-            async for event in events:
-                yield event
-
-    async def _fan_out(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        if not self.sub_agents:
-            return
-        queue = CommitChannel(asyncio.get_running_loop())
+    def _fan_out_shape(
+        self, ctx: InvocationContext, *, marked: bool
+    ) -> AsyncGenerator[Event, None]:
         prefix = self._branch_prefix(ctx.branch)
-        tasks = [
-            asyncio.create_task(
-                self._run_branch(
-                    sub_agent, ctx.for_agent(sub_agent, branch=f"{prefix}.{sub_agent.name}"), queue
-                ),
-                name=f"eventide-branch-{prefix}.{sub_agent.name}",
-            )
-            for sub_agent in self.sub_agents
-        ]
-        ctx.resume = None  # each branch took its copy
-        running = len(tasks)
-        try:
-            while running:
-                item = await queue.get()
-                if isinstance(item, Done):
-                    running -= 1
-                    if item.error is not None:
-                        raise item.error
-                    continue
-                event, committed = item
-                yield event
-                if event.actions.escalate and escalation_reaches(self, event.author):
-                    # Committed; the fan-out ends here, the escalating branch included.
-                    return
-                # The Runner has committed the event: let its branch go on.
-                if not committed.done():
-                    committed.set_result(None)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+        branches = [(sub_agent, f"{prefix}.{sub_agent.name}") for sub_agent in self.sub_agents]
+        return fan_out_shape(self.name, branches, ctx, marked=marked, exits=self._exits)
+
+    def _exits(self, event: Event) -> bool:
+        """Whether a committed event ends the fan-out (the escalating branch included)."""
+        return bool(event.actions.escalate) and escalation_reaches(self, event.author)
 
     def _branch_prefix(self, branch: str | None) -> str:
         """The branch path down to this agent.
@@ -121,25 +87,6 @@ class ParallelAgent(BaseAgent):
             # The branch was not made by an ancestor (a custom agent set it): extend it as is.
             return f"{branch}.{self.name}"
         return ".".join([branch, *reversed(path)])
-
-    @staticmethod
-    async def _run_branch(
-        agent: BaseAgent,
-        ctx: InvocationContext,
-        queue: CommitChannel,
-    ) -> None:
-        try:
-            async with aclosing(agent.run_async(ctx)) as events:
-                async for event in events:
-                    if event.branch is None:
-                        event.branch = ctx.branch
-                    await queue.commit(event)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as error:  # handed to the consumer, which re-raises it
-            queue.put(Done(error))
-            return
-        queue.put(Done(None))
 
 
 async def _nothing() -> AsyncGenerator[Event, None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 
 from eventide.agents.base_agent import BaseAgent
-from eventide.agents.chain import run_chain
+from eventide.agents.shapes import chain_shape
 from eventide.contexts import InvocationContext
 from eventide.events import Event
 from eventide.runtime.markers import SequentialAgentState
@@ -24,6 +24,7 @@ _FROM_START = Continuation()
 class SequentialAgent(BaseAgent):
     """Runs each sub-agent in order. A later step sees the committed state of earlier ones
     (e.g. an ``output_key`` written by step one is readable by step two's instruction).
+    It is a chain ``START -> a -> b -> c`` on the graph loop (:mod:`eventide.agents.shapes`).
 
     In a resumable invocation it commits ``agent_state = {"current_sub_agent": name}``
     before each step; resumed, it skips the steps before the one in flight (their outputs
@@ -44,4 +45,4 @@ class SequentialAgent(BaseAgent):
 
     def _steps(self, ctx: InvocationContext, where: Continuation) -> AsyncGenerator[Event, None]:
         late = ctx.resumable and self._has_after_callback(ctx)
-        return run_chain(self.name, self.sub_agents, ctx, where, ends_late=late)
+        return chain_shape(self.name, self.sub_agents, ctx, where, ends_late=late)

@@ -11,6 +11,7 @@ from eventide._fastpath import construct_trusted
 from eventide._model import raise_own_error
 from eventide.errors import WorkflowConfigurationError
 from eventide.events import Event
+from eventide.runtime.graph_loop import START_NAME
 from eventide.workflow.node_data import validate_node_data
 from eventide.workflow.request_input import RequestInput, request_input_event
 from eventide.workflow.retry_config import RetryConfig
@@ -131,5 +132,5 @@ class BaseNode(BaseModel):
         yield  # pragma: no cover - makes this an async generator
 
 
-START = BaseNode(name="__START__")
+START = BaseNode(name=START_NAME)
 """The entry of every workflow graph: never run; its successors get the workflow's input."""

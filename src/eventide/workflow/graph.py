@@ -70,6 +70,8 @@ class Graph(BaseModel):
         for edge in self.edges:
             self._outgoing.setdefault(edge.from_node.name, []).append(edge)
             self._incoming.setdefault(edge.to_node.name, []).append(edge.from_node.name)
+        self._starts = [e.to_node.name for e in self.edges if e.from_node is START]
+        self._joins = any(n.requires_all_predecessors for n in self.nodes)
         self._terminal = {
             n.name for n in self.nodes if n.name not in self._outgoing and n is not START
         }
@@ -80,6 +82,22 @@ class Graph(BaseModel):
         graph = cls(edges=parse_edge_items(items))
         graph.validate_graph()
         return graph
+
+    @property
+    def start_names(self) -> list[str]:
+        """The nodes ``START`` has an edge to (once per edge): they get the input."""
+        return self._starts
+
+    @property
+    def is_chain(self) -> bool:
+        """A workflow runs on the general loop (its chains too: routes, waits and outputs
+        between nodes are its to keep)."""
+        return False
+
+    @property
+    def has_joins(self) -> bool:
+        """Whether a node waits for all its predecessors (a ``JoinNode``)."""
+        return self._joins
 
     @property
     def terminal_node_names(self) -> set[str]:

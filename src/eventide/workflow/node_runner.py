@@ -27,6 +27,7 @@ from eventide.errors import (
 )
 from eventide.events import Event
 from eventide.node_context import Context
+from eventide.runtime.graph_loop import NodeOutcome
 from eventide.workflow.agent_node import AgentNode
 from eventide.workflow.base_node import BaseNode
 from eventide.workflow.node_builder import build_node
@@ -38,17 +39,6 @@ _log = logging.getLogger("eventide.workflow")
 
 Emit = Callable[[Event], Awaitable[None]]
 """Hands an event to the Runner; returns once it is committed."""
-
-
-@dataclass(slots=True, kw_only=True)
-class NodeOutcome:
-    """How a node run ended: its output and route, the requests it waits on, or its error."""
-
-    output: Any = None
-    route: Any = None
-    interrupts: list[str] = field(default_factory=list)
-    error: Exception | None = None
-    branch: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Coroutine
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -28,23 +27,17 @@ from eventide.errors import GraphValidationError, NodeInterrupted, WorkflowConfi
 from eventide.events import Event
 from eventide.node_context import Context
 from eventide.runtime.commit_channel import CommitChannel
+from eventide.runtime.drive import InlineEmitter, drive
+from eventide.runtime.graph_loop import NodeOutcome, Trigger, run_graph
 from eventide.runtime.replay import AgentProgress, ResumeScope
-from eventide.workflow.base_node import START, BaseNode
+from eventide.workflow.base_node import BaseNode
 from eventide.workflow.function_node import FunctionNode
 from eventide.workflow.graph import EdgeItem, Graph
 from eventide.workflow.node_data import validate_node_data
-from eventide.workflow.node_runner import NodeOutcome, NodeRunner
+from eventide.workflow.node_runner import NodeRunner
 from eventide.workflow.replay import RunLog, read_index, read_run
-from eventide.workflow.top_drive import InlineEmitter, drive
 
 __all__ = ["Workflow"]
-
-
-@dataclass(slots=True, kw_only=True)
-class _Trigger:
-    input: Any
-    sub_branch: bool = False
-    branch: str | None = None
 
 
 class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariableOverride]
@@ -117,9 +110,11 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         root = Context(
             ctx, node=self, node_path=path, run_id="1", runtime=runner, event_author=self.name
         )
-        # The graph loop runs in the task reading the events (top_drive): a lone node's
+        # The graph loop runs in the task reading the events (runtime/drive): a lone node's
         # events are yielded from there, and only node tasks go through the channel.
-        return drive(self._run_paused(ctx, root, node_input, runner), emitter)
+        return drive(
+            self._run_paused(ctx, root, node_input, runner), emitter.channel, emitter=emitter
+        )
 
     async def _run_paused(
         self, ctx: InvocationContext, root: Context, node_input: Any, runner: NodeRunner
@@ -150,7 +145,9 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
 
     # --- the graph loop ---
     async def _run_graph(self, ctx: Context, node_input: Any, runner: NodeRunner) -> Any:
-        """Run the graph; the terminal node's output (None when none).
+        """Run the graph (:func:`~eventide.runtime.graph_loop.run_graph`, each node run
+        placed by ``runner``: its path, its events' fields); the terminal node's output
+        (None when none).
 
         Raises:
             NodeInterrupted: a node waits for the user.
@@ -160,127 +157,12 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         if graph is None:
             return None
         node_input = validate_node_data(self.input_schema, node_input)
-        triggers: dict[str, list[_Trigger]] = {}
-        outputs: dict[str, Any] = {}
-        branches: dict[str, str | None] = {}
-        done: set[str] = set()
-        arrivals: dict[str, set[str]] = {}
-        waiting: dict[str, list[str]] = {}
-        pending: dict[str, asyncio.Task[NodeOutcome]] = {}
-        terminal = graph.terminal_node_names
-        needs: dict[str, int] = {}  # a join: how many predecessors must arrive (START aside)
-
-        def trigger_join(target: str) -> None:
-            predecessors = graph.predecessors(target)
-            got = arrivals.get(target, set())
-            needed = needs.get(target)
-            if needed is None:
-                needed = needs[target] = len(predecessors) - (START.name in predecessors)
-            if len(got) < needed:
-                return  # not all in yet: cheap before the full check, so a join is O(n)
-            if not all(p == START.name or (p in got and p in done) for p in predecessors):
-                return
-            arrivals.pop(target, None)
-            joined = {p: outputs.get(p) for p in predecessors}
-            branch = _common_branch([branches.get(p) for p in predecessors])
-            triggers.setdefault(target, []).append(_Trigger(input=joined, branch=branch))
-
-        starts = [e.to_node.name for e in graph.edges if e.from_node is START]
-        for name in starts:
-            if graph.node(name).requires_all_predecessors:
-                outputs[START.name] = node_input
-                branches[START.name] = ctx.branch
-                done.add(START.name)
-                arrivals.setdefault(name, set()).add(START.name)
-                trigger_join(name)
-            else:
-                triggers.setdefault(name, []).append(
-                    _Trigger(input=node_input, sub_branch=len(starts) > 1)
-                )
         limit = self.max_concurrency if self.max_concurrency and self.max_concurrency > 0 else 0
 
-        def settle(name: str, outcome: NodeOutcome) -> BaseException | None:
-            """Take in a finished run of ``name``: trigger what follows; its error."""
-            if outcome.error is not None:
-                return outcome.error
-            if outcome.interrupts:
-                waiting[name] = outcome.interrupts
-                return None
-            node = graph.node(name)
-            if node.wait_for_output and outcome.output is None and outcome.route is None:
-                return None
-            done.add(name)
-            if outcome.output is not None:
-                outputs[name] = outcome.output
-            else:
-                outputs.pop(name, None)
-            branches[name] = outcome.branch
-            targets = graph.next_nodes(name, outcome.route)
-            for target in targets:
-                if graph.node(target).requires_all_predecessors:
-                    arrivals.setdefault(target, set()).add(name)
-                    trigger_join(target)
-                else:
-                    triggers.setdefault(target, []).append(
-                        _Trigger(
-                            input=outcome.output,
-                            sub_branch=len(targets) > 1,
-                            branch=outcome.branch,
-                        )
-                    )
-            return None
+        def start(node: Any, trigger: Trigger, is_terminal: bool) -> tuple[str, Any]:
+            return self._start(ctx, runner, node, trigger, is_terminal)
 
-        try:
-            while True:
-                if not pending and len(triggers) == 1:
-                    # One node to run and none running (a chain): it runs in this task when
-                    # it may (runs_inline), without a task of its own to start and wait for.
-                    name = next(iter(triggers))
-                    node = graph.node(name)
-                    if name not in waiting and node.runs_inline:
-                        queued = triggers[name]
-                        trigger = queued.pop(0)
-                        if not queued:
-                            del triggers[name]
-                        _, run = self._start(ctx, runner, node, trigger, name in terminal)
-                        error = settle(name, await run)
-                        if error is not None:
-                            raise error
-                        continue
-                for name in list(triggers):
-                    if name in pending or name in waiting:
-                        continue
-                    if limit and len(pending) >= limit:
-                        break
-                    queued = triggers[name]
-                    trigger = queued.pop(0)
-                    if not queued:
-                        del triggers[name]
-                    segment, run = self._start(
-                        ctx, runner, graph.node(name), trigger, name in terminal
-                    )
-                    pending[name] = asyncio.create_task(
-                        run, name=f"eventide-node-{ctx.node_path}/{segment}"
-                    )
-                if not pending:
-                    break
-                finished, _ = await asyncio.wait(
-                    pending.values(), return_when=asyncio.FIRST_COMPLETED
-                )
-                failure: BaseException | None = None
-                for name in [n for n, t in pending.items() if t in finished]:
-                    error = settle(name, pending.pop(name).result())
-                    failure = failure or error
-                if failure is not None:
-                    raise failure
-        finally:
-            for task in pending.values():
-                task.cancel()
-            if pending:
-                await asyncio.gather(*pending.values(), return_exceptions=True)
-        if waiting:
-            raise NodeInterrupted([i for ids in waiting.values() for i in ids])
-        results = [outputs[name] for name in graph.nodes_order(terminal) if name in outputs]
+        results = await run_graph(graph, start, node_input, branch=ctx.branch, limit=limit)
         if len(results) > 1:
             raise WorkflowConfigurationError(
                 f"Workflow {self.name}: multiple terminal nodes produced output "
@@ -294,17 +176,17 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         ctx: Context,
         runner: NodeRunner,
         node: BaseNode,
-        trigger: _Trigger,
+        trigger: Trigger,
         is_terminal: bool,
     ) -> tuple[str, Coroutine[Any, Any, NodeOutcome]]:
         """The run of ``node`` that ``trigger`` starts (numbered now, in trigger order): its
-        ``name@run`` and the coroutine that runs it."""
+        task's name and the coroutine that runs it."""
         run_id = runner.next_run_id(ctx.node_path, node.name)
         branch = trigger.branch if trigger.branch is not None else ctx.branch
         if trigger.sub_branch:
             segment = f"{node.name}@{run_id}"
             branch = f"{branch}.{segment}" if branch else segment
-        return f"{node.name}@{run_id}", runner.run(
+        return f"eventide-node-{ctx.node_path}/{node.name}@{run_id}", runner.run(
             node,
             parent=ctx,
             node_input=trigger.input,
@@ -317,16 +199,3 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
 async def _nothing() -> AsyncGenerator[Event, None]:
     return
     yield  # pragma: no cover - makes this an async generator
-
-
-def _common_branch(branches: list[str | None]) -> str | None:
-    """The longest dot-separated prefix the branches share (None when none)."""
-    split = [b.split(".") if b else [] for b in branches]
-    if not split:
-        return None
-    common: list[str] = []
-    for parts in zip(*split, strict=False):
-        if len(set(parts)) != 1:
-            break
-        common.append(parts[0])
-    return ".".join(common) or None

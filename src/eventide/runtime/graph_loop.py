@@ -1,0 +1,304 @@
+"""The graph loop: runs a graph's nodes as their triggers come, for a ``Workflow`` and for
+the workflow agents' shapes alike (docs/architecture.md, section 15.1).
+
+A node runs once per trigger. ``START``'s successors (or the nodes ``first`` names: a
+continuation) are triggered with the graph's input; when a node finishes, each edge it
+takes (:meth:`LoopGraph.next_nodes`, given its route) triggers its target with the node's
+output (a node that ``requires_all_predecessors`` waits for all of them and gets
+``{name: output}``). Nodes triggered together run concurrently, each in a task, up to
+``limit``; a lone node that ``runs_inline`` runs in the loop's own task.
+
+What a node run *is* comes from its graph's owner, through ``start``: its place. A
+workflow's (``Workflow._start``, ``NodeRunner.run``) numbers the run, names its path and
+stamps it on every event; an agent shape's runs a sub-agent and commits its step marker,
+stamping nothing. The loop only reads the run's :class:`NodeOutcome`: its output and route,
+the requests it waits on, its error, and whether it ``exits`` the graph (an agent shape's
+step that escalated or set ``end_invocation``: nothing more runs, and any run still going
+is cancelled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from eventide.errors import NodeInterrupted
+
+__all__ = ["START_NAME", "LoopGraph", "LoopNode", "NodeOutcome", "StartRun", "Trigger", "run_graph"]
+
+START_NAME = "__START__"
+"""The name of every graph's entry: never run; its successors get the graph's input."""
+
+
+@dataclass(slots=True, kw_only=True)
+class NodeOutcome:
+    """How a node run ended: its output and route, the requests it waits on, or its error;
+    ``exits``: the graph ends with it (see the module docstring)."""
+
+    output: Any = None
+    route: Any = None
+    interrupts: list[str] = field(default_factory=list)
+    error: Exception | None = None
+    branch: str | None = None
+    exits: bool = False
+
+
+@dataclass(slots=True, kw_only=True)
+class Trigger:
+    """One run to start: its input; ``sub_branch``: it is one of several triggered together
+    (a fan-out: each on a branch of its own); ``branch``: the branch of what triggered it."""
+
+    input: Any
+    sub_branch: bool = False
+    branch: str | None = None
+
+
+class LoopNode(Protocol):
+    """What the loop reads of a node."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def requires_all_predecessors(self) -> bool: ...
+
+    @property
+    def runs_inline(self) -> bool: ...
+
+    @property
+    def wait_for_output(self) -> bool: ...
+
+
+class LoopGraph(Protocol):
+    """What the loop reads of a graph."""
+
+    @property
+    def start_names(self) -> list[str]: ...
+
+    @property
+    def terminal_node_names(self) -> set[str]: ...
+
+    @property
+    def is_chain(self) -> bool:
+        """Whether every node runs inline, joins nothing and leads to at most one node (an
+        agent shape's chain): the loop's chain mode runs it (:func:`_run_chain`)."""
+        ...
+
+    @property
+    def has_joins(self) -> bool:
+        """Whether a node ``requires_all_predecessors`` (else none is asked)."""
+        ...
+
+    def node(self, name: str) -> LoopNode: ...
+
+    def predecessors(self, name: str) -> tuple[str, ...]: ...
+
+    def next_nodes(self, name: str, route: Any) -> list[str]: ...
+
+    def nodes_order(self, names: set[str]) -> list[str]: ...
+
+
+StartRun = Callable[[LoopNode, Trigger, bool], tuple[str, Coroutine[Any, Any, NodeOutcome]]]
+"""The run of a node a trigger starts (the node, the trigger, whether the node is terminal):
+a name for its task and the coroutine that runs it."""
+
+
+def run_graph(
+    graph: LoopGraph,
+    start: StartRun,
+    node_input: Any,
+    *,
+    branch: str | None,
+    limit: int = 0,
+    first: Sequence[str] | None = None,
+) -> Coroutine[Any, Any, list[Any]]:
+    """Run ``graph`` from ``START`` (or from the nodes ``first`` names) with ``node_input``;
+    the outputs of its terminal nodes, in graph order. (The coroutine of the loop's mode
+    itself, the chain's or the general one: no frame of this one for every await to pass.)
+
+    Args:
+        branch: the branch the graph runs on (a join's, when its predecessors share none).
+        limit: at most this many node runs in tasks at once (0: no limit).
+
+    Raises:
+        NodeInterrupted: a node waits for the user.
+        Exception: a node failed.
+    """
+    if graph.is_chain:
+        return _run_chain(graph, start, node_input, first)
+    return _run_general(graph, start, node_input, branch, limit, first)
+
+
+async def _run_general(
+    graph: LoopGraph,
+    start: StartRun,
+    node_input: Any,
+    branch: str | None,
+    limit: int,
+    first: Sequence[str] | None,
+) -> list[Any]:
+    """:func:`run_graph`'s general loop (see the module docstring)."""
+    triggers: dict[str, list[Trigger]] = {}
+    outputs: dict[str, Any] = {}
+    branches: dict[str, str | None] = {}
+    done: set[str] = set()
+    arrivals: dict[str, set[str]] = {}
+    waiting: dict[str, list[str]] = {}
+    pending: dict[str, asyncio.Task[NodeOutcome]] = {}
+    terminal = graph.terminal_node_names
+    needs: dict[str, int] = {}  # a join: how many predecessors must arrive (START aside)
+    exited = False
+    joins = graph.has_joins
+
+    def trigger_join(target: str) -> None:
+        predecessors = graph.predecessors(target)
+        got = arrivals.get(target, set())
+        needed = needs.get(target)
+        if needed is None:
+            needed = needs[target] = len(predecessors) - (START_NAME in predecessors)
+        if len(got) < needed:
+            return  # not all in yet: cheap before the full check, so a join is O(n)
+        if not all(p == START_NAME or (p in got and p in done) for p in predecessors):
+            return
+        arrivals.pop(target, None)
+        joined = {p: outputs.get(p) for p in predecessors}
+        common = _common_branch([branches.get(p) for p in predecessors])
+        triggers.setdefault(target, []).append(Trigger(input=joined, branch=common))
+
+    starts = graph.start_names if first is None else first
+    for name in starts:
+        if graph.node(name).requires_all_predecessors:
+            outputs[START_NAME] = node_input
+            branches[START_NAME] = branch
+            done.add(START_NAME)
+            arrivals.setdefault(name, set()).add(START_NAME)
+            trigger_join(name)
+        else:
+            triggers.setdefault(name, []).append(
+                Trigger(input=node_input, sub_branch=len(starts) > 1)
+            )
+
+    def settle(name: str, node: LoopNode, outcome: NodeOutcome) -> BaseException | None:
+        """Take in a finished run of ``node`` (``name``): trigger what follows; its error."""
+        nonlocal exited
+        if outcome.error is not None:
+            return outcome.error
+        if outcome.exits:
+            exited = True
+            return None
+        if outcome.interrupts:
+            waiting[name] = outcome.interrupts
+            return None
+        if node.wait_for_output and outcome.output is None and outcome.route is None:
+            return None
+        done.add(name)
+        if outcome.output is not None:
+            outputs[name] = outcome.output
+        else:
+            outputs.pop(name, None)
+        branches[name] = outcome.branch
+        targets = graph.next_nodes(name, outcome.route)
+        for target in targets:
+            if joins and graph.node(target).requires_all_predecessors:
+                arrivals.setdefault(target, set()).add(name)
+                trigger_join(target)
+            else:
+                triggers.setdefault(target, []).append(
+                    Trigger(
+                        input=outcome.output, sub_branch=len(targets) > 1, branch=outcome.branch
+                    )
+                )
+        return None
+
+    try:
+        while not exited:
+            if not pending and len(triggers) == 1:
+                # One node to run and none running (a chain): it runs in this task when it
+                # may (runs_inline), without a task of its own to start and wait for.
+                name = next(iter(triggers))
+                node = graph.node(name)
+                if name not in waiting and node.runs_inline:
+                    queued = triggers[name]
+                    trigger = queued.pop(0)
+                    if not queued:
+                        del triggers[name]
+                    _, run = start(node, trigger, name in terminal)
+                    error = settle(name, node, await run)
+                    if error is not None:
+                        raise error
+                    continue
+            for name in list(triggers):
+                if name in pending or name in waiting:
+                    continue
+                if limit and len(pending) >= limit:
+                    break
+                queued = triggers[name]
+                trigger = queued.pop(0)
+                if not queued:
+                    del triggers[name]
+                label, run = start(graph.node(name), trigger, name in terminal)
+                pending[name] = asyncio.create_task(run, name=label)
+            if not pending:
+                break
+            finished, _ = await asyncio.wait(pending.values(), return_when=asyncio.FIRST_COMPLETED)
+            failure: BaseException | None = None
+            for name in [n for n, t in pending.items() if t in finished]:
+                error = settle(name, graph.node(name), pending.pop(name).result())
+                failure = failure or error
+            if failure is not None:
+                raise failure
+    finally:
+        for task in pending.values():
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending.values(), return_exceptions=True)
+    if waiting:
+        raise NodeInterrupted([i for ids in waiting.values() for i in ids])
+    return [outputs[name] for name in graph.nodes_order(terminal) if name in outputs]
+
+
+async def _run_chain(
+    graph: LoopGraph, start: StartRun, node_input: Any, first: Sequence[str] | None
+) -> list[Any]:
+    """:func:`run_graph` for a chain (``graph.is_chain``): one node at a time, each in this
+    task, the next one the single node its run leads to. What the general loop keeps to
+    start concurrent runs and joins (triggers by node, arrivals, branches) has nothing to
+    hold here, and a step of an agent shape costs about a tenth of the general loop's turn."""
+    starts = graph.start_names if first is None else first
+    if not starts:
+        return []
+    name = starts[0]
+    terminal = graph.terminal_node_names
+    trigger = Trigger(input=node_input)
+    while True:
+        node = graph.node(name)
+        _, run = start(node, trigger, name in terminal)
+        outcome = await run
+        if outcome.error is not None:
+            raise outcome.error
+        if outcome.exits:
+            return []
+        if outcome.interrupts:
+            raise NodeInterrupted(list(outcome.interrupts))
+        targets = graph.next_nodes(name, outcome.route)
+        if not targets:
+            output = outcome.output
+            return [output] if output is not None and name in terminal else []
+        name = targets[0]
+        if outcome.output is not None or outcome.branch is not None:
+            trigger = Trigger(input=outcome.output, branch=outcome.branch)
+
+
+def _common_branch(branches: list[str | None]) -> str | None:
+    """The longest dot-separated prefix the branches share (None when none)."""
+    split = [b.split(".") if b else [] for b in branches]
+    if not split:
+        return None
+    common: list[str] = []
+    for parts in zip(*split, strict=False):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    return ".".join(common) or None

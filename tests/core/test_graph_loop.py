@@ -1,0 +1,250 @@
+"""The graph loop every workflow and workflow agent runs on (eventide/runtime/graph_loop.py)
+and its driver (eventide/runtime/drive.py): a run's place comes from its graph's owner,
+and escalation / ``end_invocation`` are graph exits (issue 31, section 15.1 steps 1 and 3).
+
+The graphs here are bare: nodes named by the test, runs that record what ran, no workflow
+and no agent, so the loop's own rules are what is checked."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Coroutine
+from typing import Any
+
+import pytest
+
+from eventide import Event
+from eventide.runtime.commit_channel import CommitChannel, Done
+from eventide.runtime.drive import commit, drive, forward
+from eventide.runtime.graph_loop import NodeOutcome, Trigger, run_graph
+
+
+class _Node:
+    def __init__(self, name: str, *, inline: bool) -> None:
+        self.name = name
+        self.runs_inline = inline
+        self.requires_all_predecessors = False
+        self.wait_for_output = False
+
+
+class _Graph:
+    """``edges``: name -> its successors; ``starts``: START's successors."""
+
+    def __init__(self, edges: dict[str, list[str]], starts: list[str], *, inline: bool) -> None:
+        self.edges = edges
+        self.start_names = starts
+        self.nodes = {name: _Node(name, inline=inline) for name in edges}
+        self.terminal_node_names = {name for name, after in edges.items() if not after}
+        self.has_joins = False
+        self.is_chain = False
+
+    def node(self, name: str) -> _Node:
+        return self.nodes[name]
+
+    def predecessors(self, name: str) -> tuple[str, ...]:
+        return ()
+
+    def next_nodes(self, name: str, route: Any) -> list[str]:
+        return self.edges[name]
+
+    def nodes_order(self, names: set[str]) -> list[str]:
+        return [name for name in self.edges if name in names]
+
+
+def _said(name: str) -> Event:
+    return Event(author=name)
+
+
+async def _events(*names: str) -> AsyncGenerator[Event, None]:
+    for name in names:
+        yield _said(name)
+
+
+async def test_a_node_that_exits_ends_the_graph_before_its_successors() -> None:
+    """``NodeOutcome(exits=True)`` (a step that escalated or set ``end_invocation``): its
+    successors are not triggered and the graph returns no output."""
+    ran: list[str] = []
+
+    async def step(name: str) -> NodeOutcome:
+        ran.append(name)
+        return NodeOutcome(exits=name == "b", output=name)
+
+    def start(node: Any, trigger: Trigger, terminal: bool) -> tuple[str, Coroutine[Any, Any, Any]]:
+        return node.name, step(node.name)
+
+    graph = _Graph({"a": ["b"], "b": ["c"], "c": []}, ["a"], inline=True)
+    assert await run_graph(graph, start, None, branch=None) == []
+    assert ran == ["a", "b"]
+    # The same graph without the exit runs to its end (the test can fail).
+    ran.clear()
+    graph = _Graph({"a": ["c"], "c": []}, ["a"], inline=True)
+    assert await run_graph(graph, start, None, branch=None) == ["c"]
+    assert ran == ["a", "c"]
+
+
+async def test_an_exit_in_a_fan_out_cancels_the_runs_still_going() -> None:
+    cancelled: list[str] = []
+
+    async def slow() -> NodeOutcome:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.append("slow")
+            raise
+        return NodeOutcome()
+
+    async def quick() -> NodeOutcome:
+        return NodeOutcome(exits=True)
+
+    def start(node: Any, trigger: Trigger, terminal: bool) -> tuple[str, Coroutine[Any, Any, Any]]:
+        assert trigger.sub_branch  # triggered together: each on a branch of its own
+        return node.name, slow() if node.name == "slow" else quick()
+
+    graph = _Graph({"slow": [], "quick": []}, ["slow", "quick"], inline=False)
+    assert await asyncio.wait_for(run_graph(graph, start, None, branch=None), 5) == []
+    assert cancelled == ["slow"]
+
+
+async def test_a_forwarded_generator_reaches_the_reader_with_each_event_watched() -> None:
+    """``forward``: the step's own generator is iterated by the driver (each event yielded,
+    ``watch`` called after it), then the coroutine goes on; ``commit``: one event."""
+    watched: list[str] = []
+
+    async def steps() -> None:
+        await commit(_said("marker"))
+        await forward(_events("a", "b"), lambda event: watched.append(event.author))
+        watched.append("after")
+
+    seen = [event.author async for event in drive(steps(), None, isolated=False)]
+    assert seen == ["marker", "a", "b"]
+    assert watched == ["a", "b", "after"]
+
+
+async def test_a_forwarded_generators_error_is_raised_at_its_await() -> None:
+    async def failing() -> AsyncGenerator[Event, None]:
+        yield _said("a")
+        raise ValueError("boom")
+
+    caught: list[str] = []
+
+    async def step() -> None:
+        try:
+            await forward(failing())
+        except ValueError as error:
+            caught.append(str(error))
+            raise
+
+    seen: list[str] = []
+    with pytest.raises(ValueError, match="boom"):
+        async for event in drive(step(), None, isolated=False):
+            seen.append(event.author)
+    assert seen == ["a"] and caught == ["boom"]
+
+
+async def test_closing_the_reader_closes_the_forwarded_generator() -> None:
+    closed: list[str] = []
+
+    async def endless() -> AsyncGenerator[Event, None]:
+        try:
+            while True:
+                yield _said("a")
+        finally:
+            closed.append("step")
+
+    async def step() -> None:
+        try:
+            await forward(endless())
+        finally:
+            closed.append("coroutine")
+
+    events = drive(step(), None, isolated=False)
+    assert (await anext(events)).author == "a"
+    await events.aclose()
+    assert closed == ["step", "coroutine"]
+
+
+async def test_exits_ends_the_run_after_the_committed_event_and_cancels_the_rest() -> None:
+    """A fan-out's exit: the event that exits is committed (yielded), nothing after it is,
+    and the producers still running are cancelled."""
+    channel = CommitChannel(asyncio.get_running_loop())
+    cancelled: list[str] = []
+
+    async def producer(name: str, count: int) -> NodeOutcome:
+        try:
+            for i in range(count):
+                await channel.commit(Event(author=name, branch=str(i)))
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.append(name)
+            raise
+        return NodeOutcome()
+
+    def start(node: Any, trigger: Trigger, terminal: bool) -> tuple[str, Coroutine[Any, Any, Any]]:
+        return node.name, producer(node.name, 3)
+
+    graph = _Graph({"x": [], "y": []}, ["x", "y"], inline=False)
+    seen: list[tuple[str, str | None]] = []
+    run = run_graph(graph, start, None, branch=None)
+    exits = lambda event: event.author == "y" and event.branch == "1"  # noqa: E731
+    async for event in drive(run, channel, isolated=False, exits=exits):
+        seen.append((event.author, event.branch))
+    assert seen[-1] == ("y", "1")
+    assert ("y", "2") not in seen
+    assert sorted(cancelled) == ["x", "y"]
+
+
+async def test_a_producers_error_is_raised_where_it_stands_among_the_events() -> None:
+    """A producer that hands its error over on the channel (a fan-out's branch: ``Done``)
+    and ends: the events queued before it are committed, then its error is raised (a
+    ``ParallelAgent``'s order), though its task itself finished cleanly."""
+    channel = CommitChannel(asyncio.get_running_loop())
+
+    async def first() -> NodeOutcome:
+        channel.put((Event(author="first"), asyncio.get_running_loop().create_future()))
+        await asyncio.sleep(10)
+        return NodeOutcome()
+
+    async def failing() -> NodeOutcome:
+        channel.put(Done(ValueError("branch failed")))
+        return NodeOutcome()  # its task ends at once: the error is on the channel
+
+    def start(node: Any, trigger: Trigger, terminal: bool) -> tuple[str, Coroutine[Any, Any, Any]]:
+        return node.name, first() if node.name == "first" else failing()
+
+    graph = _Graph({"first": [], "failing": []}, ["first", "failing"], inline=False)
+    seen: list[str] = []
+    with pytest.raises(ValueError, match="branch failed"):
+        run = run_graph(graph, start, None, branch=None)
+        async for event in drive(run, channel, isolated=False):
+            seen.append(event.author)
+    assert seen == ["first"]
+
+
+@pytest.mark.parametrize("chain_mode", [True, False])
+async def test_a_chain_runs_the_same_in_the_chain_mode_and_the_general_loop(
+    chain_mode: bool,
+) -> None:
+    """``graph.is_chain`` (an agent shape's chain) takes the loop's chain mode: each node
+    gets its predecessor's output, an exit ends the graph, the last node's output is the
+    graph's; the same as the general loop gives."""
+    inputs: list[tuple[str, Any]] = []
+
+    async def step(name: str, node_input: Any) -> NodeOutcome:
+        inputs.append((name, node_input))
+        return NodeOutcome(output=f"{name}-out", exits=name == "x")
+
+    def start(node: Any, trigger: Trigger, terminal: bool) -> tuple[str, Coroutine[Any, Any, Any]]:
+        return node.name, step(node.name, trigger.input)
+
+    graph = _Graph({"a": ["b"], "b": ["c"], "c": []}, ["a"], inline=True)
+    graph.is_chain = chain_mode
+    assert await run_graph(graph, start, "in", branch=None) == ["c-out"]
+    assert inputs == [("a", "in"), ("b", "a-out"), ("c", "b-out")]
+    inputs.clear()
+    graph = _Graph({"a": ["x"], "x": ["c"], "c": []}, ["a"], inline=True)
+    graph.is_chain = chain_mode
+    assert await run_graph(graph, start, "in", branch=None) == []
+    assert [name for name, _ in inputs] == ["a", "x"]
+    inputs.clear()
+    assert await run_graph(graph, start, "in", branch=None, first=["c"]) == ["c-out"]
+    assert inputs == [("c", "in")]
