@@ -129,10 +129,9 @@ def assign_fields(record: BaseModel, values: dict[str, Any]) -> None:
     dispatch: about a microsecond a field. Owners: the workflow's ``NodeRunner`` filling each
     node event's own fields (``invocation_id``, ``author``, ``branch``, ``node_info``'s
     ``path`` and ``output_for``: strings and a list of strings it made), four or five per
-    event; an agent node setting its answer's ``output`` (``Any``); the LLM flow setting a
-    request's ``contents`` (the conversation cache's list of validated contents) and
-    ``LlmRequest.append_instructions`` its config's ``system_instruction`` (a ``str``), once
-    per model call."""
+    event; an agent node setting its answer's ``output`` (``Any``);
+    ``LlmRequest.append_instructions`` setting its config's ``system_instruction`` (a
+    ``str``), once per model call."""
     vars(record).update(values)
     record.__pydantic_fields_set__.update(values)
 

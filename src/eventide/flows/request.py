@@ -8,7 +8,7 @@ from typing import get_args
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS
-from eventide._fastpath import assign_fields, blank, construct_trusted, fields_of
+from eventide._fastpath import blank, construct_trusted, fields_of
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
 from eventide.flows.contents import build_contents
 from eventide.flows.instructions import fill_placeholders
@@ -43,7 +43,8 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
             dynamic.append(await _instruction_text(instruction, ReadonlyContext(ctx)))
     inserted = agent.static_instruction is not None and any(dynamic)
     # The runtime's own record of values already of the fields' types (a model name, a
-    # config made or copied above, a bool): built without validating them again.
+    # config made or copied above, a bool, the conversation's validated contents): built
+    # without validating them again.
     request = construct_trusted(
         LlmRequest,
         {
@@ -52,6 +53,7 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
             "history_unchanged": not inserted
             and _from_contents_cache(agent, ctx)
             and _leaves_contents_alone(agent),
+            "contents": contents_for(agent, ctx),
         },
     )
     if agent.static_instruction is not None:
@@ -74,8 +76,6 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
         else:
             request.set_output_schema(json_schema(agent.output_schema))
     request.append_instructions(instructions)
-
-    assign_fields(request, {"contents": contents_for(agent, ctx)})
     if inserted:
         _insert_turn_instructions(request.contents, "\n\n".join(d for d in dynamic if d))
 
