@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from eventide import types
 from pydantic import BaseModel, model_validator
 
+from eventide import types
 from eventide._fastpath import blank, construct_trusted
 from eventide.events import Event, EventActions
 from eventide.models.llm_request import LlmRequest

@@ -174,12 +174,7 @@ class ContentsBuilder:
         block = _Block(author=author, main=main)
         self._blocks.append(block)
         self._flat.append(main)
-        if (
-            shared is not None
-            and not calls
-            and not responses
-            and len(in_place) == len(parts)
-        ):
+        if shared is not None and not calls and not responses and len(in_place) == len(parts):
             # Nothing in it depends on this builder's calls: every other agent makes the same.
             shared[fields["id"]] = (content, main)
         if calls:
