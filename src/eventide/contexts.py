@@ -63,6 +63,9 @@ class _InvocationShared:
     end_of_agents: dict[str, bool] | None = None
 
 
+_new_context = object.__new__
+
+
 def _no_plugins() -> PluginManager:
     from eventide.plugins.plugin_manager import PluginManager
 
@@ -161,24 +164,27 @@ class InvocationContext:
 
     def for_agent(self, agent: BaseAgent, *, branch: str | None = None) -> InvocationContext:
         """A copy for ``agent`` (optionally on a new branch), sharing invocation-wide data."""
-        # Spelled out: dataclasses.replace inspects the fields on every call.
-        return InvocationContext(
-            invocation_id=self.invocation_id,
-            agent=agent,
-            session=self.session,
-            session_service=self.session_service,
-            plugin_manager=self.plugin_manager,
-            artifact_service=self.artifact_service,
-            memory_service=self.memory_service,
-            credential_service=self.credential_service,
-            user_content=self.user_content,
-            run_config=self.run_config,
-            branch=self.branch if branch is None else branch,
-            contents_cache=self.contents_cache,
-            resume=self.resume,
-            resumability_config=self.resumability_config,
-            _shared=self._shared,
-        )
+        # Each field copied by hand (every agent run makes one): dataclasses.replace inspects
+        # the fields on every call, and the constructor binds fifteen keyword arguments and
+        # runs __post_init__, whose work the shared record already holds.
+        # tests/core/test_invocation_context_resumability.py checks every field is copied.
+        copy = _new_context(InvocationContext)
+        copy.invocation_id = self.invocation_id
+        copy.agent = agent
+        copy.session = self.session
+        copy.session_service = self.session_service
+        copy.plugin_manager = self.plugin_manager
+        copy.artifact_service = self.artifact_service
+        copy.memory_service = self.memory_service
+        copy.credential_service = self.credential_service
+        copy.user_content = self.user_content
+        copy.run_config = self.run_config
+        copy.branch = self.branch if branch is None else branch
+        copy.contents_cache = self.contents_cache
+        copy.resume = self.resume
+        copy.resumability_config = self.resumability_config
+        copy._shared = self._shared
+        return copy
 
     # --- google-adk's checkpoint API (resumable invocations) ---
     @property

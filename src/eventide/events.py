@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 from pydantic import Field
 
 from eventide import types
-from eventide._fastpath import init_skipped_by_validation
+from eventide._fastpath import fields_of, init_skipped_by_validation
 from eventide._ids import new_id
 from eventide._model import EventideModel, foreign_to_dict
 from eventide.models.llm_response import LlmResponse
@@ -263,12 +263,14 @@ class Event(LlmResponse):
         has no function calls, no function responses, is not a partial chunk and does not end
         with a code-execution result.
         """
-        if self.long_running_tool_ids:
+        # Asked of every event the flow and the workflow see: the event's fields in one
+        # lookup (an attribute read on a model is a generic lookup), the parts in one pass.
+        fields = fields_of(self)
+        if fields["long_running_tool_ids"]:
             return True
-        content = self.content
+        content = fields["content"]
         parts = content.parts if content is not None else None
         if parts:
-            # One pass over the parts (asked of every event the flow and the workflow see).
             calls = responses = False
             for part in parts:
                 if part.function_call is not None:
@@ -276,10 +278,10 @@ class Event(LlmResponse):
                 if part.function_response is not None:
                     responses = True
             if responses:
-                return bool(self.actions.skip_summarization)
+                return bool(fields["actions"].skip_summarization)
             if calls or parts[-1].code_execution_result is not None:
                 return False
-        return not self.partial
+        return not fields["partial"]
 
     @property
     def text(self) -> str | None:

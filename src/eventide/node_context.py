@@ -81,12 +81,14 @@ class Context(ToolContext):
         event_actions: EventActions | None = None,
         tool_confirmation: ToolConfirmation | None = None,
     ) -> None:
-        super().__init__(
-            invocation_context,
-            function_call_id=function_call_id,
-            event_actions=event_actions,
-            tool_confirmation=tool_confirmation,
-        )
+        # The base classes' slots are set here, as their __init__s would (ToolContext's,
+        # CallbackContext's, ReadonlyContext's): one call per node run instead of four with
+        # their keyword arguments. tests/workflow checks every slot of the classes is set.
+        self._invocation_context = invocation_context
+        self._event_actions = event_actions
+        self._state = None
+        self.function_call_id = function_call_id
+        self.tool_confirmation = tool_confirmation
         self._node = node
         self._node_path = node_path
         self._run_id = run_id

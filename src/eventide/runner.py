@@ -14,7 +14,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
-from eventide._fastpath import write_field
+from eventide._fastpath import fields_of, write_field
 from eventide.agents.base_agent import BaseAgent
 from eventide.agents.routing import agent_for_turn
 from eventide.apps.app import App
@@ -239,13 +239,14 @@ class Runner(SessionHistoryMethods):
                 async for event in events:
                     if metadata:
                         add_run_metadata(event, metadata)
-                    if not event.partial:
-                        if not event.invocation_id:
+                    fields = fields_of(event)  # three reads: one lookup, not three generic ones
+                    if not fields["partial"]:
+                        if not fields["invocation_id"]:
                             write_field(event, "invocation_id", ctx.invocation_id)
                         if mark_start:
                             mark(event, STARTED)
                             mark_start = False
-                        delta = event.actions.state_delta
+                        delta = fields["actions"].state_delta
                         if delta:
                             ctx.hold_temp_state(delta)
                         await commit(session, event)

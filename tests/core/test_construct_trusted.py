@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, model_validator
 
 from eventide import types
-from eventide._fastpath import construct_trusted
+from eventide._fastpath import blank, construct_trusted
 from eventide.events import Event, EventActions
+from eventide.models.llm_request import LlmRequest
 from eventide.models.llm_response import LlmResponse
 
 _CONTENT = types.Content(role="user", parts=[types.Part(text="hi")])
@@ -32,6 +34,10 @@ _CASES: list[tuple[type[Any], dict[str, Any]]] = [
     (EventActions, {}),
     (LlmResponse, {"content": _CONTENT, "finish_reason": "STOP", "turn_complete": True}),
     (types.Part, {"text": "hi"}),
+    (
+        LlmRequest,
+        {"model": "m", "config": types.GenerateContentConfig(), "history_unchanged": True},
+    ),
 ]
 
 
@@ -73,3 +79,44 @@ def test_a_class_with_private_attributes_is_refused() -> None:
 
     with pytest.raises(TypeError, match="without validation"):
         construct_trusted(OpenAILlm, {})
+
+
+@pytest.mark.parametrize("cls", [types.GenerateContentConfig, EventActions, LlmRequest])
+def test_a_blank_record_is_the_validated_empty_one(cls: type[Any]) -> None:
+    """``blank(cls)`` (a request's config, a model event's actions) is what ``cls()`` gives,
+    with mutable defaults of its own."""
+    made, validated = blank(cls), cls()
+    assert type(made) is cls
+    assert made == validated
+    assert made.model_dump_json() == validated.model_dump_json()
+    assert made.model_fields_set == set()
+    assert list(vars(made)) == list(vars(validated))
+    again = blank(cls)
+    for name, value in vars(made).items():
+        if isinstance(value, dict | list):
+            assert value is not vars(again)[name]
+
+
+class _After(BaseModel):
+    value: int = 0
+
+    @model_validator(mode="after")
+    def _bump(self) -> _After:
+        return self
+
+
+class _Filling(BaseModel):
+    value: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill(cls, data: Any) -> Any:
+        return {**data, "value": 1} if isinstance(data, dict) else data
+
+
+@pytest.mark.parametrize("cls", [_After, _Filling])
+def test_blank_refuses_a_class_whose_validators_may_change_an_empty_input(
+    cls: type[Any],
+) -> None:
+    with pytest.raises(TypeError):
+        blank(cls)

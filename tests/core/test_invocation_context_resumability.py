@@ -62,3 +62,19 @@ async def test_is_resumable_true_makes_the_invocation_record_where_it_is() -> No
     assert answers == [("a", "hi a"), ("b", "hi b")]
     # The resumable run also yields the workflow's own progress records (no text).
     assert any(e.author == "root" and not e.text for e in events)
+
+
+async def test_a_copy_for_an_agent_copies_every_field() -> None:
+    """``for_agent`` copies each field by hand: a field added to the class and not copied
+    would leave the copy without it (or with a stale default)."""
+    import dataclasses
+
+    root = SequentialAgent(name="root", sub_agents=[Hello(name="a")])
+    ctx = await _context(root, ResumabilityConfig(is_resumable=True))
+    ctx.branch = "b"
+    ctx.user_content = types.Content(role="user", parts=[types.Part(text="x")])
+    child = root.sub_agents[0]
+    for copy, branch in ((ctx.for_agent(child), "b"), (ctx.for_agent(child, branch="c"), "c")):
+        for field in dataclasses.fields(InvocationContext):
+            expected = {"agent": child, "branch": branch}.get(field.name, getattr(ctx, field.name))
+            assert getattr(copy, field.name) is expected, field.name

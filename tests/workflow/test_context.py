@@ -92,3 +92,28 @@ async def test_a_failed_child_can_be_caught_and_otherwise_fails_the_parent() -> 
 
     with pytest.raises(ValueError, match="Intentional failure"):
         await play(Workflow(name="wf", edges=[("START", careless)]), "go")
+
+
+def test_a_node_context_sets_every_slot_its_base_classes_set() -> None:
+    """``Context.__init__`` sets its base classes' slots itself (one call per node run, not
+    four): each slot of the class and its bases holds what the bases' own ``__init__``s set."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from eventide import InvocationContext
+
+    invocation = cast("InvocationContext", SimpleNamespace())
+    given: dict[str, Any] = {"function_call_id": "c-1", "tool_confirmation": None}
+    ctx = Context(invocation, **given)
+    base = ToolContext(invocation, **given)
+    slots = [
+        name
+        for cls in type(ctx).__mro__
+        for name in getattr(cls, "__slots__", ())
+        if name not in ("__weakref__", "__dict__")
+    ]
+    unset = [name for name in slots if not hasattr(ctx, name)]
+    assert unset == []
+    for cls in ToolContext.__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            assert getattr(ctx, name) is getattr(base, name), name

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eventide import types
-from eventide._fastpath import construct_trusted
+from eventide._fastpath import construct_trusted, fields_of
 from eventide.events import Event
 from eventide.flows.task_scope import task_scope
 from eventide.history.model_view import extend_view
@@ -120,13 +120,17 @@ class ContentsBuilder:
 
     def add(self, event: Event) -> None:
         """Fold one committed event into the conversation."""
-        content = event.content
-        if content is None or not content.parts or not _on_branch(event.branch, self._branch):
+        fields = fields_of(event)  # four reads: one lookup, not four generic ones
+        content = fields["content"]
+        if content is None:
             return
-        author = event.author
+        parts = content.parts
+        if not parts or not _on_branch(fields["branch"], self._branch):
+            return
+        author = fields["author"]
         shared = self._shared if author != self._agent_name else None
         if shared is not None:
-            made = shared.get(event.id)
+            made = shared.get(fields["id"])
             if made is not None and made[0] is content:
                 main = made[1]
                 self._answered_last = None
@@ -137,7 +141,7 @@ class ContentsBuilder:
         answered: _Block | None = None
         # Whether a kept part is a call or a response (noted here, not in later passes).
         calls = responses = False
-        for part in content.parts:
+        for part in parts:
             call = part.function_call
             response = part.function_response
             if call is not None:
@@ -170,14 +174,9 @@ class ContentsBuilder:
         block = _Block(author=author, main=main)
         self._blocks.append(block)
         self._flat.append(main)
-        if (
-            shared is not None
-            and not calls
-            and not responses
-            and len(in_place) == len(content.parts)
-        ):
+        if shared is not None and not calls and not responses and len(in_place) == len(parts):
             # Nothing in it depends on this builder's calls: every other agent makes the same.
-            shared[event.id] = (content, main)
+            shared[fields["id"]] = (content, main)
         if calls:
             for part in in_place:
                 if part.function_call is not None and part.function_call.id:

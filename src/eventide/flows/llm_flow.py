@@ -16,7 +16,7 @@ import pydantic
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS, first_result, only_observes
-from eventide._fastpath import construct_trusted, fields_of
+from eventide._fastpath import blank, construct_trusted, fields_of
 from eventide._ids import new_id
 from eventide.contexts import CallbackContext, InvocationContext
 from eventide.errors import AgentNotFoundError
@@ -98,7 +98,9 @@ async def run_llm_flow(
         # not in a generator of its own: one layer less for every event of the turn.
         step = FlowStep()
         request = await build_request(agent, ctx)
-        actions = EventActions()
+        # What the model callbacks record for the model's event: a blank record, not an
+        # empty input validated.
+        actions = blank(EventActions)
         event_id = new_id()
         final: Event | None = None
         async for response in _model_responses(agent, ctx, actions, request):

@@ -8,7 +8,7 @@ from typing import get_args
 
 from eventide import types
 from eventide._callbacks import NO_HOOKS
-from eventide._fastpath import assign_fields, fields_of
+from eventide._fastpath import blank, construct_trusted, fields_of
 from eventide.contexts import InvocationContext, ReadonlyContext, ToolContext
 from eventide.flows.contents import build_contents
 from eventide.flows.instructions import fill_placeholders
@@ -30,7 +30,7 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
     config = (
         _own_copy(agent.generate_content_config)
         if agent.generate_content_config is not None
-        else types.GenerateContentConfig()
+        else blank(types.GenerateContentConfig)
     )
     instructions: list[str] = []
     dynamic: list[str] = []
@@ -42,12 +42,19 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
         else:
             dynamic.append(await _instruction_text(instruction, ReadonlyContext(ctx)))
     inserted = agent.static_instruction is not None and any(dynamic)
-    request = LlmRequest(
-        model=agent.model.model,
-        config=config,
-        history_unchanged=not inserted
-        and _from_contents_cache(agent, ctx)
-        and _leaves_contents_alone(agent),
+    # The runtime's own record of values already of the fields' types (a model name, a
+    # config made or copied above, a bool, the conversation's validated contents): built
+    # without validating them again.
+    request = construct_trusted(
+        LlmRequest,
+        {
+            "model": agent.model.model,
+            "config": config,
+            "history_unchanged": not inserted
+            and _from_contents_cache(agent, ctx)
+            and _leaves_contents_alone(agent),
+            "contents": contents_for(agent, ctx),
+        },
     )
     if agent.static_instruction is not None:
         # As google-adk does: the static instruction alone leads the system instruction (so
@@ -69,8 +76,6 @@ async def build_request(agent: ResolvedAgent, ctx: InvocationContext) -> LlmRequ
         else:
             request.set_output_schema(json_schema(agent.output_schema))
     request.append_instructions(instructions)
-
-    assign_fields(request, {"contents": contents_for(agent, ctx)})
     if inserted:
         _insert_turn_instructions(request.contents, "\n\n".join(d for d in dynamic if d))
 

@@ -26,13 +26,17 @@ __all__ = ["answered_calls", "needs_resume", "resume_paused_calls"]
 def needs_resume(ctx: InvocationContext) -> bool:
     """Whether the user's message answers a confirmation or credential request."""
     user_content = ctx.user_content
-    if user_content is None or not user_content.parts:
+    if user_content is None:
         return False
-    return any(
-        p.function_response is not None
-        and p.function_response.name in (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION)
-        for p in user_content.parts
-    )
+    # Asked at every model-call run: a plain loop, each record read once.
+    for part in user_content.parts or ():
+        response = part.function_response
+        if response is not None and response.name in _PAUSE_REQUESTS:
+            return True
+    return False
+
+
+_PAUSE_REQUESTS = (REQUEST_CONFIRMATION_FUNCTION, REQUEST_CREDENTIAL_FUNCTION)
 
 
 async def resume_paused_calls(

@@ -17,7 +17,12 @@ from eventide.sessions.session import GetSessionConfig, ListSessionsResponse, Se
 from eventide.sessions.session_store import split_delta
 from eventide.state import State, check_json_value
 
-__all__ = ["BaseSessionService", "DeltaParts", "prepare_event_for_commit"]
+__all__ = [
+    "BaseSessionService",
+    "DeltaParts",
+    "prepare_event_for_commit",
+    "prepare_fields_for_commit",
+]
 
 _T = TypeVar("_T")
 
@@ -231,7 +236,12 @@ def prepare_event_for_commit(event: Event) -> DeltaParts:
     delta of session keys only (the common one) is its own session part, with no split.
     Fields are read through ``_fastpath.fields_of``: this runs for every committed event.
     """
-    fields = fields_of(event)
+    return prepare_fields_for_commit(event, fields_of(event))
+
+
+def prepare_fields_for_commit(event: Event, fields: dict[str, Any]) -> DeltaParts:
+    """:func:`prepare_event_for_commit` for a caller that holds the event's fields already
+    (``fields_of(event)``: the session service's commit reads them too)."""
     if not fields["id"]:
         event.id = new_id()
     if not fields["timestamp"]:

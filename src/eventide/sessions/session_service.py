@@ -71,7 +71,7 @@ from eventide.errors import (
     UsageError,
 )
 from eventide.events import Event
-from eventide.sessions.base_session_service import BaseSessionService, prepare_event_for_commit
+from eventide.sessions.base_session_service import BaseSessionService, prepare_fields_for_commit
 from eventide.sessions.session import (
     GetSessionConfig,
     ListSessionsResponse,
@@ -334,7 +334,7 @@ class SessionService(BaseSessionService):
         fields = fields_of(event)
         if fields["partial"]:
             return event
-        session_delta, app_delta, user_delta = prepare_event_for_commit(event)
+        session_delta, app_delta, user_delta = prepare_fields_for_commit(event, fields)
         delta: dict[str, Any] = fields["actions"].state_delta
         if compare_and_set is None:
             compare_and_set = self.compare_and_set

@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Generator
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
-from eventide._fastpath import assign_fields, construct_trusted
+from eventide._fastpath import assign_fields, construct_trusted, fields_of
 from eventide.agents.base_agent import BaseAgent
 from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
@@ -85,6 +85,7 @@ class AgentNode(BaseNode):
         # The agent's code runs in a copy of the context variables, as in a task of its own
         # (the node may run in the graph loop's task: see runs_inline).
         variables = contextvars.copy_context()
+        name = agent.name
         finished = False
         try:
             while True:
@@ -93,17 +94,18 @@ class AgentNode(BaseNode):
                 except StopAsyncIteration:
                     finished = True
                     break
-                if not event.author:
-                    event.author = agent.name
+                fields = fields_of(event)  # five reads: one lookup, not five generic ones
+                if not fields["author"]:
+                    event.author = name
                 if (
-                    event.output is None
-                    and event.author == agent.name
-                    and event.content is not None
-                    and not event.partial
+                    fields["output"] is None
+                    and fields["author"] == name
+                    and fields["content"] is not None
+                    and not fields["partial"]
                     and event.is_final_response()
                 ):
                     # The agent's answer carries the node's output itself (no event more).
-                    assign_fields(event, {"output": _answer(agent, event.content)})
+                    assign_fields(event, {"output": _answer(agent, fields["content"])})
                 yield event
         finally:
             if not finished:  # stopped early: close the agent's generator, in its context
