@@ -35,7 +35,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any
 
 from eventide.agents.base_agent import BaseAgent
 from eventide.contexts import InvocationContext
@@ -47,6 +47,7 @@ from eventide.runtime.replay import Continuation, end_marker, step_marker
 
 __all__ = ["chain_shape", "fan_out_shape"]
 
+_NO_NAMES: set[str] = set()
 _AGAIN = "again"  # the loop's route from its last step back to its first
 _NEXT = NodeOutcome()
 _ROUND_AGAIN = NodeOutcome(route=_AGAIN)
@@ -58,8 +59,13 @@ class _Node:
 
     __slots__ = ("after", "index", "name", "runs_inline")
 
-    requires_all_predecessors: ClassVar[bool] = False
-    wait_for_output: ClassVar[bool] = False
+    @property
+    def requires_all_predecessors(self) -> bool:
+        return False  # no joins
+
+    @property
+    def wait_for_output(self) -> bool:
+        return False
 
     def __init__(self, index: int, after: list[str], *, inline: bool) -> None:
         self.name = str(index)
@@ -75,8 +81,13 @@ class _ShapeGraph:
 
     __slots__ = ("_nodes", "is_chain", "start_names")
 
-    terminal_node_names: ClassVar[set[str]] = set()  # no output passes between steps
-    has_joins: ClassVar[bool] = False
+    @property
+    def terminal_node_names(self) -> set[str]:
+        return _NO_NAMES  # no output passes between steps
+
+    @property
+    def has_joins(self) -> bool:
+        return False
 
     def __init__(self, count: int, *, fan_out: bool) -> None:
         last = count - 1
@@ -269,7 +280,7 @@ class _FanOut:
         await run_graph(graph, self.start, None, branch=ctx.branch)
 
     def start(self, node: Any, trigger: Trigger, is_terminal: bool) -> tuple[str, Any]:
-        index = node.index
+        index: int = node.index
         branch = self.contexts[index]
         return f"eventide-branch-{branch.branch}", self._branch(self.branches[index][0], branch)
 

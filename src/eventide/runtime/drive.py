@@ -156,7 +156,7 @@ async def drive(
                 method = None  # it ended: nothing to unwind
                 raise
             method, value = coro.send, None
-            kind = type(signal)
+            kind = type(signal)  # pyright: ignore[reportUnknownVariableType]
             if kind is _Commit:
                 yield signal.event
                 continue
@@ -219,7 +219,7 @@ async def _unwind(coro: Coroutine[Any, Any, Any], run: Any, error: BaseException
             signal = run(method, value) if run is not None else method(value)
         except BaseException:  # noqa: BLE001 - it ended (the generator raises its own)
             return
-        kind = type(signal)
+        kind = type(signal)  # pyright: ignore[reportUnknownVariableType]
         if kind is _Commit:
             method, value = coro.throw, asyncio.CancelledError()  # never committed
             continue
