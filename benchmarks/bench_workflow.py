@@ -5,10 +5,12 @@
 1,000-node fan-out/fan-in, a 3-agent pipeline on a fake model) on each framework, each round
 a fresh process per framework with the order rotating from round to round, then Eventide's
 resume of a crashed 1,000-node chain. google-adk runs from ``.venv-adk`` (or
-``EVENTIDE_ADK_PYTHON``) and LangGraph from ``DIR/langgraph`` (``make bench-peers --setup``
-creates it). It prints per scenario and framework the median time per node with its IQR, each
-peer's median over Eventide's per round, and the peak traced memory per node; it writes every
-sample to ``--output`` (default ``benchmarks/results/workflow.json``).
+``EVENTIDE_ADK_PYTHON``) and LangGraph, without and with its in-memory checkpointer
+(``langgraph-saver``: the like-for-like of Eventide's event log), from ``DIR/langgraph``
+(``make bench-peers --setup`` creates it). It prints per scenario and framework the median
+time per node with its IQR, each peer's median over Eventide's per round, and the peak traced
+memory per node; it writes every sample to ``--output`` (default
+``benchmarks/results/workflow.json``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-FRAMEWORKS = ("eventide", "adk", "langgraph")
+FRAMEWORKS = ("eventide", "adk", "langgraph", "langgraph-saver")
 SCENARIOS = {
     "chain100": "100-node chain of function nodes",
     "fan1000": "1,000-node fan-out and join",
@@ -37,7 +39,7 @@ def python_of(framework: str, venvs: Path) -> str:
         return sys.executable
     if framework == "adk":
         return os.environ.get("EVENTIDE_ADK_PYTHON", str(ROOT / ".venv-adk" / "bin" / "python"))
-    return str(venvs / framework / "bin" / "python")
+    return str(venvs / "langgraph" / "bin" / "python")  # with and without its checkpointer
 
 
 def run_worker(framework: str, scenario: str, venvs: Path, quick: bool) -> dict[str, Any]:
@@ -75,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         samples: dict[str, list[float]] = {f: [] for f in FRAMEWORKS}
         memory: dict[str, list[float]] = {f: [] for f in FRAMEWORKS}
         for r in range(args.rounds):
-            for framework in FRAMEWORKS[r % 3 :] + FRAMEWORKS[: r % 3]:
+            turn = r % len(FRAMEWORKS)  # the order rotates from round to round
+            for framework in FRAMEWORKS[turn:] + FRAMEWORKS[:turn]:
                 metrics = run_worker(framework, scenario, venvs, args.quick)
                 samples[framework].extend(metrics["per_node_us"])
                 rounds[framework].append(statistics.median(metrics["per_node_us"]))

@@ -1,7 +1,7 @@
 """One graph-workflow scenario on one framework, in this (fresh) process.
 
-``python benchmarks/workflow_worker.py --framework eventide|adk|langgraph --scenario S
-[--quick]`` prints one JSON line: ``{"metrics": {...}}`` or ``{"error": "..."}``.
+``python benchmarks/workflow_worker.py --framework eventide|adk|langgraph|langgraph-saver
+--scenario S [--quick]`` prints one JSON line: ``{"metrics": {...}}`` or ``{"error": "..."}``.
 
 The scenarios, written as each framework's users write them:
 
@@ -14,7 +14,10 @@ The scenarios, written as each framework's users write them:
   last one. The metric is the replay's cost: the resume's wall time.
 
 Eventide and google-adk run the very same workflow source (their public names are the same;
-only the import differs); LangGraph runs the same shapes as a ``StateGraph``. Each run starts
+only the import differs); LangGraph runs the same shapes as a ``StateGraph``: ``langgraph``
+without a checkpointer (it keeps no record of a run), ``langgraph-saver`` with its
+``InMemorySaver`` (a checkpoint after every step, what a run that can resume needs: the
+like-for-like of Eventide's committed event log). Each run starts
 a new session (a new thread for LangGraph), its result is checked, and the metrics are per
 node: ``per_node_us`` (wall time of a whole run over its node count, one sample per run) and
 ``peak_kib_per_node`` (tracemalloc's peak over a separate run, over the node count).
@@ -35,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypedDict
 
 Run = Callable[[], Awaitable[int]]
+FRAMEWORKS = ("eventide", "adk", "langgraph", "langgraph-saver")
 NODES = {"chain100": 100, "fan1000": 1002, "pipeline3": 3}
 TEXT = "Noted."
 
@@ -118,8 +122,9 @@ def adk_like(framework: str, scenario: str) -> Run:
     return run
 
 
-def langgraph(scenario: str) -> Run:
-    """The same shapes as a LangGraph ``StateGraph``."""
+def langgraph(scenario: str, *, saved: bool = False) -> Run:
+    """The same shapes as a LangGraph ``StateGraph``; ``saved``: with an ``InMemorySaver``,
+    each run on a thread of its own."""
     from langchain_core.language_models.chat_models import BaseChatModel
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
@@ -191,10 +196,17 @@ def langgraph(scenario: str) -> Run:
         expected = TEXT
     else:
         raise ValueError(f"unknown scenario {scenario!r}")
-    compiled = graph.compile()
+    if saved:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        compiled = graph.compile(checkpointer=InMemorySaver())
+    else:
+        compiled = graph.compile()
+    threads = iter(range(1 << 62))
 
     async def run() -> int:
-        result = await compiled.ainvoke(dict(state))
+        config = {"configurable": {"thread_id": f"run-{next(threads)}"}} if saved else None
+        result = await compiled.ainvoke(dict(state), config)
         if scenario == "chain100":
             got: Any = result["value"]
         elif scenario == "fan1000":
@@ -264,7 +276,10 @@ async def measure(framework: str, scenario: str, quick: bool) -> dict[str, Any]:
         if framework != "eventide":
             raise ValueError("resume1000 runs on Eventide only")
         return await eventide_resume(runs)
-    run = langgraph(scenario) if framework == "langgraph" else adk_like(framework, scenario)
+    if framework.startswith("langgraph"):
+        run = langgraph(scenario, saved=framework == "langgraph-saver")
+    else:
+        run = adk_like(framework, scenario)
     await run()  # warm-up: imports, first-call caches
     samples = []
     for _ in range(runs):
@@ -282,7 +297,7 @@ async def measure(framework: str, scenario: str, quick: bool) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--framework", required=True, choices=("eventide", "adk", "langgraph"))
+    parser.add_argument("--framework", required=True, choices=FRAMEWORKS)
     parser.add_argument("--scenario", required=True, choices=(*NODES, "resume1000"))
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
