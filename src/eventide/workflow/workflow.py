@@ -181,16 +181,20 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
     ) -> tuple[str, Coroutine[Any, Any, NodeOutcome]]:
         """The run of ``node`` that ``trigger`` starts (numbered now, in trigger order): its
         task's name and the coroutine that runs it."""
-        run_id = runner.next_run_id(ctx.node_path, node.name)
+        parent_path = ctx.node_path
+        name = node.name
+        run_id = runner.next_run_id(parent_path, name)
+        path = f"{parent_path}/{name}@{run_id}" if parent_path else f"{name}@{run_id}"
         branch = trigger.branch if trigger.branch is not None else ctx.branch
         if trigger.sub_branch:
-            segment = f"{node.name}@{run_id}"
+            segment = f"{name}@{run_id}"
             branch = f"{branch}.{segment}" if branch else segment
-        return f"eventide-node-{ctx.node_path}/{node.name}@{run_id}", runner.run(
+        return f"eventide-node-{path}", runner.run(
             node,
             parent=ctx,
             node_input=trigger.input,
             run_id=run_id,
+            path=path,
             branch=branch,
             use_as_output=is_terminal,
         )
