@@ -16,6 +16,7 @@ are replayed, not run again.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, ClassVar
 
@@ -158,10 +159,9 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
             return None
         node_input = validate_node_data(self.input_schema, node_input)
         limit = self.max_concurrency if self.max_concurrency and self.max_concurrency > 0 else 0
-
-        def start(node: Any, trigger: Trigger, is_terminal: bool) -> tuple[str, Any]:
-            return self._start(ctx, runner, node, trigger, is_terminal)
-
+        # The loop's start is _start itself with this run's two arguments bound: one Python
+        # call per node run, not a closure calling it.
+        start = functools.partial(self._start, ctx, runner)
         results = await run_graph(graph, start, node_input, branch=ctx.branch, limit=limit)
         if len(results) > 1:
             raise WorkflowConfigurationError(
@@ -175,7 +175,7 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         self,
         ctx: Context,
         runner: NodeRunner,
-        node: BaseNode,
+        node: Any,  # a BaseNode: the graph loop hands back the nodes of this graph
         trigger: Trigger,
         is_terminal: bool,
     ) -> tuple[str, Coroutine[Any, Any, NodeOutcome]]:
