@@ -40,6 +40,10 @@ from eventide.runtime.commit_channel import CommitChannel
 __all__ = ["InlineEmitter", "commit", "drive", "forward"]
 
 
+_once = cast("Callable[[tuple[Any]], Generator[Any, None, None]]", iter)
+"""``iter``, typed as what an ``__await__`` returns (an iterator is what ``await`` needs)."""
+
+
 class _Commit:
     """An event emitted by the driven coroutine: yielded up through its awaits to
     :func:`drive`, which resumes it once the Runner committed the event."""
@@ -50,7 +54,10 @@ class _Commit:
         self.event = event
 
     def __await__(self) -> Generator[Any, None, None]:
-        yield self
+        # Yields this once: an iterator of one, not a generator (no frame to make and
+        # resume per event). drive resumes it with None (send) or throws a cancellation
+        # in, which an await of an iterator without ``throw`` raises at the await itself.
+        return _once((self,))
 
 
 class _Forward:

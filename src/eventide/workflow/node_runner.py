@@ -127,8 +127,9 @@ class NodeRunner:
                         async for event in events:
                             if self._prepare(ctx, event, tracked, node):
                                 await self.emit(event)
-                    finally:
-                        await events.aclose()
+                    except BaseException:
+                        await events.aclose()  # (run to its end, it has nothing to close)
+                        raise
                     del events
                 else:
                     try:
@@ -156,7 +157,9 @@ class NodeRunner:
                     attempt += 1
                     continue
                 return NodeOutcome(error=error, branch=branch)
-            await self._finish(node, ctx, tracked)
+            final = self._final_event(node, ctx, tracked)
+            if final is not None:
+                await self.emit(final)
             output = ctx.output if ctx.output is not None else tracked.output
             route = tracked.route if tracked.route is not None else ctx.route
             if finishing is not None and output is None and route is None:
@@ -204,8 +207,9 @@ class NodeRunner:
             async for event in events:
                 if self._prepare(ctx, event, tracked, node):
                     await self.emit(event)
-        finally:
+        except BaseException:
             await events.aclose()
+            raise
 
     async def _emit(self, ctx: Context, event: Event, tracked: _Tracked, node: BaseNode) -> None:
         """:meth:`_prepare` ``event``; commit it unless it is left out."""
@@ -272,9 +276,11 @@ class NodeRunner:
             _check_state(node, ctx, event)
         return True
 
-    async def _finish(self, node: BaseNode, ctx: Context, tracked: _Tracked) -> None:
-        """Commit what the node set on its context but did not yield (``ctx.output =``,
-        ``ctx.route =``, state written last), or the done marker of a resumable run."""
+    def _final_event(self, node: BaseNode, ctx: Context, tracked: _Tracked) -> Event | None:
+        """The event, ready to commit, of what the node set on its context but did not
+        yield (``ctx.output =``, ``ctx.route =``, state written last), or the done marker of
+        a resumable run; None when there is nothing to commit. (Not a coroutine: most runs
+        commit nothing more, and then cost no call to await.)"""
         output = None
         if ctx.output is not None and not tracked.output_emitted and not ctx.output_delegated:
             output = ctx.output
@@ -286,8 +292,7 @@ class NodeRunner:
             or (pending is not None and not pending.is_empty())
         ):
             event = Event(output=output, route=route)
-            await self._emit(ctx, event, tracked, node)
-            return
+            return event if self._prepare(ctx, event, tracked, node) else None
         if (
             self.resumable
             and not tracked.output_emitted
@@ -295,15 +300,14 @@ class NodeRunner:
             and not tracked.interrupts
             and tracked.route is None
         ):
-            await self.emit(
-                Event(
-                    author=ctx.event_author,
-                    invocation_id=ctx.invocation_id,
-                    branch=ctx.branch,
-                    node_path=ctx.node_path,
-                    custom_metadata={DONE_KEY: True},
-                )
+            return Event(
+                author=ctx.event_author,
+                invocation_id=ctx.invocation_id,
+                branch=ctx.branch,
+                node_path=ctx.node_path,
+                custom_metadata={DONE_KEY: True},
             )
+        return None
 
     # --- NodeRuntime ---
     def committed(self, ctx: Context) -> list[Event]:

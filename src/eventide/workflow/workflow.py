@@ -114,19 +114,8 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         # The graph loop runs in the task reading the events (runtime/drive): a lone node's
         # events are yielded from there, and only node tasks go through the channel.
         return drive(
-            self._run_paused(ctx, root, node_input, runner), emitter.channel, emitter=emitter
+            self._run_graph(root, node_input, runner, top=ctx), emitter.channel, emitter=emitter
         )
-
-    async def _run_paused(
-        self, ctx: InvocationContext, root: Context, node_input: Any, runner: NodeRunner
-    ) -> None:
-        try:
-            await self._run_graph(root, node_input, runner)
-        except NodeInterrupted:
-            # Paused for the user: the invocation ends here, as an agent's pause ends it
-            # (enclosing agents stop too; a resumable app marks it ended), and the
-            # answer continues the run from the log.
-            ctx.end_invocation = True
 
     # --- as a node of another workflow ---
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
@@ -145,13 +134,25 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         yield  # pragma: no cover - makes this an async generator
 
     # --- the graph loop ---
-    async def _run_graph(self, ctx: Context, node_input: Any, runner: NodeRunner) -> Any:
+    async def _run_graph(
+        self,
+        ctx: Context,
+        node_input: Any,
+        runner: NodeRunner,
+        *,
+        top: InvocationContext | None = None,
+    ) -> Any:
         """Run the graph (:func:`~eventide.runtime.graph_loop.run_graph`, each node run
         placed by ``runner``: its path, its events' fields); the terminal node's output
         (None when none).
 
+        ``top``: the invocation of a workflow the Runner runs (a top workflow), which a
+        pause for the user ends, as an agent's pause ends it (enclosing agents stop too; a
+        resumable app marks it ended); the answer continues the run from the log. (Here,
+        not in a coroutine around this one: each event passes one await less.)
+
         Raises:
-            NodeInterrupted: a node waits for the user.
+            NodeInterrupted: a node waits for the user (not for a top workflow).
             Exception: a node failed (after its retries).
         """
         graph = self.graph
@@ -162,7 +163,13 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         # The loop's start is _start itself with this run's two arguments bound: one Python
         # call per node run, not a closure calling it.
         start = functools.partial(self._start, ctx, runner)
-        results = await run_graph(graph, start, node_input, branch=ctx.branch, limit=limit)
+        try:
+            results = await run_graph(graph, start, node_input, branch=ctx.branch, limit=limit)
+        except NodeInterrupted:
+            if top is None:
+                raise
+            top.end_invocation = True
+            return None
         if len(results) > 1:
             raise WorkflowConfigurationError(
                 f"Workflow {self.name}: multiple terminal nodes produced output "
