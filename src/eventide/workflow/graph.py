@@ -135,7 +135,7 @@ class Graph(BaseModel):
         """
         plain = self._plain.get(name)
         if plain is not None:
-            return list(plain)
+            return [*plain]
         chosen: list[str] = []
         defaults: list[str] = []
         matched = False
