@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -47,7 +47,14 @@ class _Tracked:
     output_emitted: bool = False
     route: Any = None
     route_emitted: bool = False
-    interrupts: list[str] = field(default_factory=list)
+    # Made at the node's first request: a fan-out holds every node's record at its peak.
+    interrupts: list[str] | None = None
+
+    def wait_for(self, interrupt_ids: Iterable[str]) -> None:
+        """Note requests the node waits on."""
+        if self.interrupts is None:
+            self.interrupts = []
+        self.interrupts.extend(interrupt_ids)
 
 
 class NodeRunner:
@@ -138,7 +145,7 @@ class NodeRunner:
                     except TimeoutError as exc:
                         raise NodeTimeoutError(node.name, timeout) from exc
             except NodeInterrupted as waiting:
-                tracked.interrupts.extend(waiting.interrupt_ids)
+                tracked.wait_for(waiting.interrupt_ids)
             except Exception as raised:  # noqa: BLE001 - recorded, retried or handed up
                 error: Exception = raised
                 if isinstance(raised, DynamicNodeFailError):
@@ -167,7 +174,7 @@ class NodeRunner:
             return NodeOutcome(
                 output=output,
                 route=route,
-                interrupts=tracked.interrupts,
+                interrupts=tracked.interrupts if tracked.interrupts is not None else [],
                 branch=invocation.branch,
             )
 
@@ -240,7 +247,7 @@ class NodeRunner:
         if route is not None and (not author or not agent or author == node.name):
             tracked.route = route
         if fields["long_running_tool_ids"]:
-            tracked.interrupts.extend(sorted(fields["long_running_tool_ids"]))
+            tracked.wait_for(sorted(fields["long_running_tool_ids"]))
         # The workflow's fields, written as pydantic's __setattr__ would (no validation is
         # skipped: each value has its field's type).
         own: dict[str, Any] = {"invocation_id": ctx.invocation_id}
