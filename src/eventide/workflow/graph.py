@@ -113,7 +113,8 @@ class Graph(BaseModel):
 
     def nodes_order(self, names: set[str]) -> list[str]:
         """``names`` in the order their nodes appear in the graph."""
-        return [n.name for n in self.nodes if n.name in names]
+        # (_by_name is in that order: one attribute read a run, not two a node.)
+        return [name for name in self._by_name if name in names]
 
     def node(self, name: str) -> BaseNode:
         """The node called ``name``."""
