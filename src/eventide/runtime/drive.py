@@ -157,19 +157,21 @@ async def drive(
     value: Any = None
     try:
         while True:
-            if emitter is not None:
-                emitter.stepping = True
             try:
-                signal = run(method, value) if run is not None else method(value)
+                if emitter is None:  # (one check a step where no emitter asks)
+                    signal = run(method, value) if run is not None else method(value)
+                else:
+                    emitter.stepping = True
+                    try:
+                        signal = run(method, value) if run is not None else method(value)
+                    finally:
+                        emitter.stepping = False
             except StopIteration:
                 method = None
                 return
             except BaseException:
                 method = None  # it ended: nothing to unwind
                 raise
-            finally:
-                if emitter is not None:
-                    emitter.stepping = False
             method, value = coro.send, None
             kind = type(signal)  # pyright: ignore[reportUnknownVariableType]
             if kind is _Commit:
@@ -236,7 +238,7 @@ async def _unwind(
     value: Any = error
     while True:
         if emitter is not None:
-            emitter.stepping = True
+            emitter.stepping = True  # (closing: a rare path, the checks' cost does not matter)
         try:
             signal = run(method, value) if run is not None else method(value)
         except BaseException:  # noqa: BLE001 - it ended (the generator raises its own)
