@@ -173,3 +173,56 @@ async def test_an_agent_nodes_events_come_from_its_body_unless_it_checks_its_out
     checked = AgentNode(agent, output_schema=str).run(ctx=cast(Any, None), node_input="go")
     assert cast(Any, checked).ag_code is not body
     await checked.aclose()
+
+
+async def test_an_agent_node_step_that_waits_continues_in_its_own_context() -> None:
+    """An agent's step that waits (the model awaits between setting a variable and answering)
+    is continued in the node's copy of the context: the model sees its own variable after the
+    wait, the next agent node and the workflow's caller do not."""
+    from collections.abc import AsyncGenerator
+
+    from eventide import LlmAgent, types
+    from eventide.models import BaseLlm, LlmResponse
+
+    seen: list[str] = []
+
+    class Pausing(BaseLlm):
+        async def generate_content_async(
+            self, llm_request: Any, stream: bool = False
+        ) -> AsyncGenerator[LlmResponse, None]:
+            seen.append(_seen.get())
+            _seen.set(self.model)
+            await asyncio.sleep(0)  # a step that waits: continued after an event-loop pass
+            seen.append(_seen.get())
+            text = types.Part(text=f"from {self.model}")
+            yield LlmResponse(content=types.Content(role="model", parts=[text]))
+
+    agents = [LlmAgent(name=f"agent_{i}", model=Pausing(model=f"m{i}")) for i in range(2)]
+    events, _ = await play(Workflow(name="wf", edges=[("START", *agents)]), "go")
+    assert outputs(events)[-1] == ("wf@1/agent_1@1", "from m1")
+    assert seen == ["unset", "m0", "unset", "m1"]
+    assert _seen.get() == "unset"
+
+
+async def test_an_agent_node_given_another_agent_asks_the_new_one_what_it_is() -> None:
+    """Whether an agent node's agent is an LLM agent (which gets an earlier node's output as a
+    user message) is known from the node's build, and asked again of an agent set later."""
+    from collections.abc import AsyncGenerator
+
+    from eventide import BaseAgent, Event, InvocationContext, LlmAgent, types
+    from eventide.testing import ScriptedModel
+    from eventide.workflow.agent_node import AgentNode
+
+    class Say(BaseAgent):
+        async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+            text = types.Part(text="said")
+            yield Event(author=self.name, content=types.Content(role="model", parts=[text]))
+
+    def first() -> str:
+        return "from the first node"
+
+    node = AgentNode(LlmAgent(name="talk", model=ScriptedModel(responses=["unused"])))
+    node.agent = Say(name="talk")
+    events, _ = await play(Workflow(name="wf", edges=[("START", first, node)]), "go")
+    authors = [e.author for e in events if e.content is not None]
+    assert authors == ["talk"]  # no user message made of the first node's output

@@ -40,6 +40,10 @@ from eventide.runtime.commit_channel import CommitChannel
 __all__ = ["InlineEmitter", "commit", "drive", "forward"]
 
 
+_once = cast("Callable[[tuple[Any]], Generator[Any, None, None]]", iter)
+"""``iter``, typed as what an ``__await__`` returns (an iterator is what ``await`` needs)."""
+
+
 class _Commit:
     """An event emitted by the driven coroutine: yielded up through its awaits to
     :func:`drive`, which resumes it once the Runner committed the event."""
@@ -50,7 +54,10 @@ class _Commit:
         self.event = event
 
     def __await__(self) -> Generator[Any, None, None]:
-        yield self
+        # Yields this once: an iterator of one, not a generator (no frame to make and
+        # resume per event). drive resumes it with None (send) or throws a cancellation
+        # in, which an await of an iterator without ``throw`` raises at the await itself.
+        return _once((self,))
 
 
 class _Forward:
@@ -84,17 +91,22 @@ def forward(
 
 class InlineEmitter:
     """``NodeRunner``'s emit for a top workflow: inline from the driven coroutine, through
-    the channel from any other task."""
+    the channel from any other task.
 
-    __slots__ = ("channel", "driver")
+    ``stepping`` is true while :func:`drive` runs a step of the coroutine: code running
+    then is the coroutine's own (a node task's steps run in the event loop, never inside
+    another task's step), so it tells the two apart as the current task would, without a
+    call to ``asyncio.current_task`` per step and per event."""
+
+    __slots__ = ("channel", "stepping")
 
     def __init__(self, channel: CommitChannel) -> None:
         self.channel = channel
-        self.driver: asyncio.Task[Any] | None = None
+        self.stepping = False
 
     def emit(self, event: Event) -> _Commit | asyncio.Future[None]:
         """What the emitter awaits: done once the Runner committed ``event``."""
-        if asyncio.current_task() is self.driver:
+        if self.stepping:
             return _Commit(event)
         return self.channel.commit(event)
 
@@ -136,7 +148,7 @@ async def drive(
 
     Args:
         channel: where node tasks put their events (None: ``coro`` starts none).
-        emitter: told which task drives ``coro`` (a workflow's ``NodeRunner`` emits through it).
+        emitter: told when a step of ``coro`` runs (a workflow's ``NodeRunner`` emits through it).
         isolated: run ``coro`` in a copy of the context variables, as a task would.
         exits: whether a channel event, once committed, ends the run.
     """
@@ -145,10 +157,15 @@ async def drive(
     value: Any = None
     try:
         while True:
-            if emitter is not None:
-                emitter.driver = asyncio.current_task()
             try:
-                signal = run(method, value) if run is not None else method(value)
+                if emitter is None:  # (one check a step where no emitter asks)
+                    signal = run(method, value) if run is not None else method(value)
+                else:
+                    emitter.stepping = True
+                    try:
+                        signal = run(method, value) if run is not None else method(value)
+                    finally:
+                        emitter.stepping = False
             except StopIteration:
                 method = None
                 return
@@ -206,19 +223,29 @@ async def drive(
                 future.remove_done_callback(channel.wake)
     finally:
         if method is not None:  # closed at a yield: cancel it, as cancelling its task did
-            await _unwind(coro, run, asyncio.CancelledError())
+            await _unwind(coro, run, asyncio.CancelledError(), emitter)
 
 
-async def _unwind(coro: Coroutine[Any, Any, Any], run: Any, error: BaseException) -> None:
+async def _unwind(
+    coro: Coroutine[Any, Any, Any],
+    run: Any,
+    error: BaseException,
+    emitter: InlineEmitter | None,
+) -> None:
     """Throw ``error`` into ``coro`` (a cancellation, as a task's) and run it to its end;
     its events are no longer committed (the generator is done)."""
     method: Any = coro.throw
     value: Any = error
     while True:
+        if emitter is not None:
+            emitter.stepping = True  # (closing: a rare path, the checks' cost does not matter)
         try:
             signal = run(method, value) if run is not None else method(value)
         except BaseException:  # noqa: BLE001 - it ended (the generator raises its own)
             return
+        finally:
+            if emitter is not None:
+                emitter.stepping = False
         kind = type(signal)  # pyright: ignore[reportUnknownVariableType]
         if kind is _Commit:
             method, value = coro.throw, asyncio.CancelledError()  # never committed

@@ -28,6 +28,8 @@ from eventide.errors import NodeInterrupted
 
 __all__ = ["START_NAME", "LoopGraph", "LoopNode", "NodeOutcome", "StartRun", "Trigger", "run_graph"]
 
+_NONE: frozenset[str] = frozenset()
+
 START_NAME = "__START__"
 """The name of every graph's entry: never run; its successors get the graph's input."""
 
@@ -152,9 +154,11 @@ async def _run_general(
     exited = False
     joins = graph.has_joins
 
+    joining: dict[str, bool] = {}  # whether a node requires_all_predecessors, asked once
+
     def trigger_join(target: str) -> None:
         predecessors = graph.predecessors(target)
-        got = arrivals.get(target, set())
+        got = arrivals.get(target, _NONE)
         needed = needs.get(target)
         if needed is None:
             needed = needs[target] = len(predecessors) - (START_NAME in predecessors)
@@ -201,8 +205,16 @@ async def _run_general(
         branches[name] = outcome.branch
         targets = graph.next_nodes(name, outcome.route)
         for target in targets:
-            if joins and graph.node(target).requires_all_predecessors:
-                arrivals.setdefault(target, set()).add(name)
+            # (Asked once per target and the arrivals' set made once: a join after a
+            # fan-out of n nodes is reached n times.)
+            join = joins and joining.get(target)
+            if join is None:
+                join = joining[target] = graph.node(target).requires_all_predecessors
+            if join:
+                got = arrivals.get(target)
+                if got is None:
+                    got = arrivals[target] = set()
+                got.add(name)
                 trigger_join(target)
             else:
                 triggers.setdefault(target, []).append(

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import contextvars
 import json
-from collections.abc import AsyncGenerator, Awaitable, Generator
+from collections.abc import AsyncGenerator, Generator
 from typing import TYPE_CHECKING, Any
 
 from eventide import types
-from eventide._fastpath import assign_fields, construct_trusted, fields_of
+from eventide._fastpath import (
+    assign_fields,
+    construct_trusted,
+    fields_of,
+    hidden_value,
+    set_hidden,
+)
 from eventide.agents.base_agent import BaseAgent
 from eventide.events import Event
 from eventide.protocol import USER_AUTHOR
@@ -30,6 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentNode"]
 
+_LLM = "_eventide_llm_agent"  # the agent and whether it is an LlmAgent (see __init__)
+
 
 class AgentNode(BaseNode):
     """Runs ``agent`` once per trigger; see the module docstring for its output."""
@@ -42,10 +50,14 @@ class AgentNode(BaseNode):
         found: Any = data.get("agent")
         data.setdefault("name", found.name)
         data.setdefault("description", found.description)
-        if _is_llm_agent(found):
+        llm = _is_llm_agent(found)
+        if llm:
             # The model's turn resumes from the user's answer by running again (google-adk).
             data.setdefault("rerun_on_resume", True)
         super().__init__(**data)
+        # Known from here on (while the agent stays the one given): a run asked two hasattr
+        # of the agent, a model read through a property among them.
+        set_hidden(self, _LLM, (self.agent, llm))
 
     def run(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Event, None]:
         """:meth:`BaseNode.run`; without an ``output_schema`` (nothing to do to what the
@@ -70,8 +82,9 @@ class AgentNode(BaseNode):
             # response is not requested again and its calls keep their ids.
             invocation = invocation.for_agent(invocation.agent)
             invocation.resume = ResumeScope.of(committed)
+        known: tuple[BaseAgent, bool] | None = hidden_value(self, _LLM)
         if (
-            _is_llm_agent(agent)
+            (known[1] if known is not None and known[0] is agent else _is_llm_agent(agent))
             and node_input is not None
             and node_input is not invocation.user_content
             and not ctx.resume_inputs
@@ -86,11 +99,18 @@ class AgentNode(BaseNode):
         # (the node may run in the graph loop's task: see runs_inline).
         variables = contextvars.copy_context()
         name = agent.name
+        run = variables.run
         finished = False
         try:
             while True:
+                # The agent's next event, its first step run here: an event the agent
+                # yields without waiting on anything (a model answer, a tool's result)
+                # costs no _InContext and no generator; a step that waits continues in one.
+                step = events.__anext__().__await__()
                 try:
-                    event = await _InContext(events.__anext__(), variables)
+                    event = await _InContext(step, variables, run(step.send, None))
+                except StopIteration as stop:
+                    event = stop.value
                 except StopAsyncIteration:
                     finished = True
                     break
@@ -109,7 +129,11 @@ class AgentNode(BaseNode):
                 yield event
         finally:
             if not finished:  # stopped early: close the agent's generator, in its context
-                await _InContext(events.aclose(), variables)
+                closing = events.aclose().__await__()
+                try:
+                    await _InContext(closing, variables, run(closing.send, None))
+                except StopIteration:
+                    pass
 
     def finished_in(self, record: NodeRecord) -> bool:
         """An agent that marks its end (an ``LlmAgent``, a workflow agent) commits its
@@ -129,35 +153,39 @@ class AgentNode(BaseNode):
 
 
 class _InContext:
-    """Awaits ``awaitable`` with each of its steps run in ``context``: what a task of its own
-    gives a coroutine (its own context variables), without the task. Cancellation and other
-    exceptions thrown in reach the awaitable in that context too."""
+    """Continues ``steps`` (an awaitable's steps, the first already run: ``signal`` is what
+    it yielded), each step run in ``context``: what a task of its own gives a coroutine (its
+    own context variables), without the task. Cancellation and other exceptions thrown in
+    reach the awaitable in that context too."""
 
-    __slots__ = ("_awaitable", "_context")
+    __slots__ = ("_context", "_signal", "_steps")
 
-    def __init__(self, awaitable: Awaitable[Any], context: contextvars.Context) -> None:
-        self._awaitable = awaitable
+    def __init__(
+        self, steps: Generator[Any, Any, Any], context: contextvars.Context, signal: Any
+    ) -> None:
+        self._steps = steps
         self._context = context
+        self._signal = signal
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        inner = self._awaitable.__await__()
+        inner = self._steps
         run = self._context.run
-        method: Any = inner.send
-        value: Any = None
+        signal = self._signal
         while True:
-            try:
-                signal = run(method, value)
-            except StopIteration as stop:
-                return stop.value
             try:
                 value = yield signal
             except GeneratorExit:
                 run(inner.close)
                 raise
             except BaseException as error:  # noqa: BLE001 - thrown in: handed to the awaitable
-                method, value = inner.throw, error
+                method: Any = inner.throw
+                value = error
             else:
                 method = inner.send
+            try:
+                signal = run(method, value)
+            except StopIteration as stop:
+                return stop.value
 
 
 def _is_llm_agent(agent: Any) -> bool:

@@ -70,6 +70,13 @@ class Graph(BaseModel):
         for edge in self.edges:
             self._outgoing.setdefault(edge.from_node.name, []).append(edge)
             self._incoming.setdefault(edge.to_node.name, []).append(edge.from_node.name)
+        # The targets of a node whose edges are all unconditional: next_nodes' answer
+        # whatever the route, without reading three fields of each edge per node run.
+        self._plain: dict[str, tuple[str, ...]] = {
+            name: tuple(e.to_node.name for e in edges)
+            for name, edges in self._outgoing.items()
+            if all(e.route is None for e in edges)
+        }
         self._starts = [e.to_node.name for e in self.edges if e.from_node is START]
         self._joins = any(n.requires_all_predecessors for n in self.nodes)
         self._terminal = {
@@ -106,7 +113,8 @@ class Graph(BaseModel):
 
     def nodes_order(self, names: set[str]) -> list[str]:
         """``names`` in the order their nodes appear in the graph."""
-        return [n.name for n in self.nodes if n.name in names]
+        # (_by_name is in that order: one attribute read a run, not two a node.)
+        return [name for name in self._by_name if name in names]
 
     def node(self, name: str) -> BaseNode:
         """The node called ``name``."""
@@ -126,6 +134,9 @@ class Graph(BaseModel):
         list of routes) is among theirs; ``DEFAULT_ROUTE`` edges when no routed edge
         matched.
         """
+        plain = self._plain.get(name)
+        if plain is not None:
+            return [*plain]
         chosen: list[str] = []
         defaults: list[str] = []
         matched = False

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from eventide._fastpath import assign_fields
+from eventide._fastpath import assign_fields, fields_of
 from eventide.errors import (
     DynamicNodeFailError,
     NodeInterrupted,
@@ -47,7 +47,14 @@ class _Tracked:
     output_emitted: bool = False
     route: Any = None
     route_emitted: bool = False
-    interrupts: list[str] = field(default_factory=list)
+    # Made at the node's first request: a fan-out holds every node's record at its peak.
+    interrupts: list[str] | None = None
+
+    def wait_for(self, interrupt_ids: Iterable[str]) -> None:
+        """Note requests the node waits on."""
+        if self.interrupts is None:
+            self.interrupts = []
+        self.interrupts.extend(interrupt_ids)
 
 
 class NodeRunner:
@@ -74,15 +81,12 @@ class NodeRunner:
         parent: Context,
         node_input: Any,
         run_id: str,
+        path: str,
         branch: str | None,
         use_as_output: bool,
     ) -> NodeOutcome:
-        """Run (or replay) one run of ``node`` as a child of ``parent``'s node."""
-        path = (
-            f"{parent.node_path}/{node.name}@{run_id}"
-            if parent.node_path
-            else f"{node.name}@{run_id}"
-        )
+        """Run (or replay) one run of ``node`` as a child of ``parent``'s node, at ``path``
+        (``<parent path>/<name>@<run_id>``, which the caller made for its own use too)."""
         record = self.log.record(path)
         resume_inputs: dict[str, Any] | None = None  # (no dict per run that never resumes)
         # A run whose output the log holds, run again to commit what followed its output.
@@ -101,6 +105,7 @@ class NodeRunner:
         if branch != invocation.branch:
             invocation = invocation.for_agent(invocation.agent, branch=branch)
             invocation.branch = branch
+        timeout = node.timeout
         attempt = 1
         while True:
             ctx = Context(
@@ -116,19 +121,31 @@ class NodeRunner:
             )
             if use_as_output:
                 ctx.output_for_ancestors = [parent.node_path, *parent.output_for_ancestors]
-            tracked = _Tracked()
-            tracked.output_emitted = finishing is not None
+            tracked = _Tracked(output_emitted=finishing is not None)
             try:
-                if node.timeout is None:
-                    await self._drive(node, ctx, node_input, tracked)
+                if timeout is None:
+                    # The node's events, each committed before the next, in this frame: a
+                    # node waiting for its commit (every node of a fan-out at its peak) holds
+                    # this coroutine only, not one more for the loop and one for each emit,
+                    # and each event costs no call of its own. (_drive is the same loop,
+                    # for a node with a timeout: it runs inside asyncio.timeout.)
+                    events = node.run(ctx=ctx, node_input=node_input)
+                    try:
+                        async for event in events:
+                            if self._prepare(ctx, event, tracked, node):
+                                await self.emit(event)
+                    except BaseException:
+                        await events.aclose()  # (run to its end, it has nothing to close)
+                        raise
+                    del events
                 else:
                     try:
-                        async with asyncio.timeout(node.timeout):
+                        async with asyncio.timeout(timeout):
                             await self._drive(node, ctx, node_input, tracked)
                     except TimeoutError as exc:
-                        raise NodeTimeoutError(node.name, node.timeout) from exc
+                        raise NodeTimeoutError(node.name, timeout) from exc
             except NodeInterrupted as waiting:
-                tracked.interrupts.extend(waiting.interrupt_ids)
+                tracked.wait_for(waiting.interrupt_ids)
             except Exception as raised:  # noqa: BLE001 - recorded, retried or handed up
                 error: Exception = raised
                 if isinstance(raised, DynamicNodeFailError):
@@ -147,7 +164,9 @@ class NodeRunner:
                     attempt += 1
                     continue
                 return NodeOutcome(error=error, branch=branch)
-            await self._finish(node, ctx, tracked)
+            final = self._final_event(node, ctx, tracked)
+            if final is not None:
+                await self.emit(final)
             output = ctx.output if ctx.output is not None else tracked.output
             route = tracked.route if tracked.route is not None else ctx.route
             if finishing is not None and output is None and route is None:
@@ -155,7 +174,7 @@ class NodeRunner:
             return NodeOutcome(
                 output=output,
                 route=route,
-                interrupts=tracked.interrupts,
+                interrupts=tracked.interrupts if tracked.interrupts is not None else [],
                 branch=invocation.branch,
             )
 
@@ -188,48 +207,87 @@ class NodeRunner:
     async def _drive(
         self, node: BaseNode, ctx: Context, node_input: Any, tracked: _Tracked
     ) -> None:
+        """The node's events, each committed before the next (a node with a timeout: the
+        loop :meth:`run` runs itself otherwise)."""
         events = node.run(ctx=ctx, node_input=node_input)
         try:
             async for event in events:
-                await self._emit(ctx, event, tracked, node)
-        finally:
+                if self._prepare(ctx, event, tracked, node):
+                    await self.emit(event)
+        except BaseException:
             await events.aclose()
+            raise
 
     async def _emit(self, ctx: Context, event: Event, tracked: _Tracked, node: BaseNode) -> None:
-        """Fill in the event's workflow fields and the node's pending state; commit it."""
-        if event.output is not None:
+        """:meth:`_prepare` ``event``; commit it unless it is left out."""
+        if self._prepare(ctx, event, tracked, node):
+            await self.emit(event)
+
+    def _prepare(self, ctx: Context, event: Event, tracked: _Tracked, node: BaseNode) -> bool:
+        """Fill in the event's workflow fields and the node's pending state, and note its
+        output, route and requests; False when the event is left out (a delegated output
+        with nothing else to say).
+
+        The event's and its actions' fields are read from their field dicts (``fields_of``,
+        live: the writes below show in them), about 0.4k instructions a read less than
+        pydantic attribute reads, a dozen per event."""
+        fields = fields_of(event)
+        acts = fields_of(fields["actions"])
+        output = fields["output"]
+        if output is not None:
             if tracked.output_emitted:
                 raise WorkflowDataError(
                     f"Node {node.name!r} yielded a second output: a node produces at most one "
                     "output per run. Yield other results as state or content, or split the node."
                 )
-            tracked.output = event.output
-        native = not event.author or event.author == node.name or not isinstance(node, AgentNode)
-        if native and event.actions.route is not None:
-            tracked.route = event.actions.route
-        if event.long_running_tool_ids:
-            tracked.interrupts.extend(sorted(event.long_running_tool_ids))
-        if not _fill_fields(node, ctx, event):
-            tracked.output_emitted = True  # the delegated output: no event of its own
-            return
-        if event.output is not None:
-            tracked.output_emitted = True
-        if event.actions.route is not None:
+            tracked.output = output
+        author = fields["author"]
+        agent = isinstance(node, AgentNode)
+        route = acts["route"]
+        if route is not None and (not author or not agent or author == node.name):
+            tracked.route = route
+        if fields["long_running_tool_ids"]:
+            tracked.wait_for(sorted(fields["long_running_tool_ids"]))
+        # The workflow's fields, written as pydantic's __setattr__ would (no validation is
+        # skipped: each value has its field's type).
+        own: dict[str, Any] = {"invocation_id": ctx.invocation_id}
+        if not author or not agent:
+            own["author"] = ctx.event_author
+        if fields["branch"] is None:
+            branch = ctx.branch
+            if branch is not None:
+                own["branch"] = branch
+        assign_fields(event, own)
+        info: dict[str, Any] = {"path": ctx.node_path}
+        if output is not None:
+            if ctx.output_delegated:
+                if fields["content"] is None and fields["actions"].is_empty():
+                    tracked.output_emitted = True  # the delegated output: no event of its own
+                    return False
+                event.output = None
+            else:
+                info["output_for"] = [ctx.node_path, *ctx.output_for_ancestors]
+                tracked.output_emitted = True
+        assign_fields(fields["node_info"], info)
+        if route is not None:
             tracked.route_emitted = True
         pending = ctx.actions_if_any  # None: the node wrote no state, saved no artifact
-        if pending is not None and not event.partial:
+        if pending is not None and not fields["partial"]:
             if pending.state_delta:
-                event.actions.state_delta = {**pending.state_delta, **event.actions.state_delta}
+                event.actions.state_delta = {**pending.state_delta, **acts["state_delta"]}
                 pending.state_delta.clear()  # the same dict ctx.state writes to
             if pending.artifact_delta:
-                event.actions.artifact_delta.update(pending.artifact_delta)
+                acts["artifact_delta"].update(pending.artifact_delta)
                 pending.artifact_delta.clear()
-        _check_state(node, ctx, event)
-        await self.emit(event)
+        if acts["state_delta"]:
+            _check_state(node, ctx, event)
+        return True
 
-    async def _finish(self, node: BaseNode, ctx: Context, tracked: _Tracked) -> None:
-        """Commit what the node set on its context but did not yield (``ctx.output =``,
-        ``ctx.route =``, state written last), or the done marker of a resumable run."""
+    def _final_event(self, node: BaseNode, ctx: Context, tracked: _Tracked) -> Event | None:
+        """The event, ready to commit, of what the node set on its context but did not
+        yield (``ctx.output =``, ``ctx.route =``, state written last), or the done marker of
+        a resumable run; None when there is nothing to commit. (Not a coroutine: most runs
+        commit nothing more, and then cost no call to await.)"""
         output = None
         if ctx.output is not None and not tracked.output_emitted and not ctx.output_delegated:
             output = ctx.output
@@ -241,8 +299,7 @@ class NodeRunner:
             or (pending is not None and not pending.is_empty())
         ):
             event = Event(output=output, route=route)
-            await self._emit(ctx, event, tracked, node)
-            return
+            return event if self._prepare(ctx, event, tracked, node) else None
         if (
             self.resumable
             and not tracked.output_emitted
@@ -250,15 +307,14 @@ class NodeRunner:
             and not tracked.interrupts
             and tracked.route is None
         ):
-            await self.emit(
-                Event(
-                    author=ctx.event_author,
-                    invocation_id=ctx.invocation_id,
-                    branch=ctx.branch,
-                    node_path=ctx.node_path,
-                    custom_metadata={DONE_KEY: True},
-                )
+            return Event(
+                author=ctx.event_author,
+                invocation_id=ctx.invocation_id,
+                branch=ctx.branch,
+                node_path=ctx.node_path,
+                custom_metadata={DONE_KEY: True},
             )
+        return None
 
     # --- NodeRuntime ---
     def committed(self, ctx: Context) -> list[Event]:
@@ -292,6 +348,7 @@ class NodeRunner:
         if built is None:
             built = self._built[id(node)] = build_node(node)
         rid = run_id or self.next_run_id(ctx.node_path, built.name)
+        path = f"{ctx.node_path}/{built.name}@{rid}" if ctx.node_path else f"{built.name}@{rid}"
         branch = ctx.branch
         if use_sub_branch:
             segment = f"{built.name}@{rid}"
@@ -301,6 +358,7 @@ class NodeRunner:
             parent=ctx,
             node_input=node_input,
             run_id=rid,
+            path=path,
             branch=branch,
             use_as_output=use_as_output,
         )
@@ -309,7 +367,7 @@ class NodeRunner:
             raise DynamicNodeFailError(
                 message=str(error),
                 error=error,
-                error_node_path=f"{ctx.node_path}/{built.name}@{rid}",
+                error_node_path=path,
             ) from error
         if outcome.interrupts:
             raise NodeInterrupted(outcome.interrupts)
@@ -322,31 +380,6 @@ class NodeRunner:
             ctx.output = outcome.output
             ctx.output_delegated = True
         return outcome.output
-
-
-def _fill_fields(node: BaseNode, ctx: Context, event: Event) -> bool:
-    """Write the workflow's fields of ``event``; False when it is left out (a delegated
-    output with nothing else to say).
-
-    Written as pydantic's __setattr__ would, about a microsecond a field less: no validation
-    is skipped, each value has its field's type. (A function of its own: a node waiting for
-    its commit keeps no locals of this.)"""
-    fields: dict[str, Any] = {"invocation_id": ctx.invocation_id}
-    if not event.author or not isinstance(node, AgentNode):
-        fields["author"] = ctx.event_author
-    if event.branch is None and ctx.branch is not None:
-        fields["branch"] = ctx.branch
-    assign_fields(event, fields)
-    info: dict[str, Any] = {"path": ctx.node_path}
-    if event.output is not None:
-        if ctx.output_delegated:
-            if event.content is None and event.actions.is_empty():
-                return False
-            event.output = None
-        else:
-            info["output_for"] = [ctx.node_path, *ctx.output_for_ancestors]
-    assign_fields(event.node_info, info)
-    return True
 
 
 def _error_code(error: BaseException) -> str:

@@ -80,6 +80,7 @@ class NodeTool(BaseTool):
             parent=parent,
             node_input=node_input,
             run_id=call_id,
+            path=f"{self.node.name}@{call_id}",  # the top of its own run (no parent path)
             branch=invocation.branch,
             use_as_output=False,
         )

@@ -16,6 +16,7 @@ are replayed, not run again.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncGenerator, Coroutine
 from typing import Any, ClassVar
 
@@ -113,19 +114,8 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         # The graph loop runs in the task reading the events (runtime/drive): a lone node's
         # events are yielded from there, and only node tasks go through the channel.
         return drive(
-            self._run_paused(ctx, root, node_input, runner), emitter.channel, emitter=emitter
+            self._run_graph(root, node_input, runner, top=ctx), emitter.channel, emitter=emitter
         )
-
-    async def _run_paused(
-        self, ctx: InvocationContext, root: Context, node_input: Any, runner: NodeRunner
-    ) -> None:
-        try:
-            await self._run_graph(root, node_input, runner)
-        except NodeInterrupted:
-            # Paused for the user: the invocation ends here, as an agent's pause ends it
-            # (enclosing agents stop too; a resumable app marks it ended), and the
-            # answer continues the run from the log.
-            ctx.end_invocation = True
 
     # --- as a node of another workflow ---
     async def _run_impl(self, *, ctx: Context, node_input: Any) -> AsyncGenerator[Any, None]:
@@ -144,13 +134,25 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         yield  # pragma: no cover - makes this an async generator
 
     # --- the graph loop ---
-    async def _run_graph(self, ctx: Context, node_input: Any, runner: NodeRunner) -> Any:
+    async def _run_graph(
+        self,
+        ctx: Context,
+        node_input: Any,
+        runner: NodeRunner,
+        *,
+        top: InvocationContext | None = None,
+    ) -> Any:
         """Run the graph (:func:`~eventide.runtime.graph_loop.run_graph`, each node run
         placed by ``runner``: its path, its events' fields); the terminal node's output
         (None when none).
 
+        ``top``: the invocation of a workflow the Runner runs (a top workflow), which a
+        pause for the user ends, as an agent's pause ends it (enclosing agents stop too; a
+        resumable app marks it ended); the answer continues the run from the log. (Here,
+        not in a coroutine around this one: each event passes one await less.)
+
         Raises:
-            NodeInterrupted: a node waits for the user.
+            NodeInterrupted: a node waits for the user (not for a top workflow).
             Exception: a node failed (after its retries).
         """
         graph = self.graph
@@ -158,11 +160,16 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
             return None
         node_input = validate_node_data(self.input_schema, node_input)
         limit = self.max_concurrency if self.max_concurrency and self.max_concurrency > 0 else 0
-
-        def start(node: Any, trigger: Trigger, is_terminal: bool) -> tuple[str, Any]:
-            return self._start(ctx, runner, node, trigger, is_terminal)
-
-        results = await run_graph(graph, start, node_input, branch=ctx.branch, limit=limit)
+        # The loop's start is _start itself with this run's two arguments bound: one Python
+        # call per node run, not a closure calling it.
+        start = functools.partial(self._start, ctx, runner)
+        try:
+            results = await run_graph(graph, start, node_input, branch=ctx.branch, limit=limit)
+        except NodeInterrupted:
+            if top is None:
+                raise
+            top.end_invocation = True
+            return None
         if len(results) > 1:
             raise WorkflowConfigurationError(
                 f"Workflow {self.name}: multiple terminal nodes produced output "
@@ -175,22 +182,26 @@ class Workflow(BaseNode, BaseAgent):  # pyright: ignore[reportIncompatibleVariab
         self,
         ctx: Context,
         runner: NodeRunner,
-        node: BaseNode,
+        node: Any,  # a BaseNode: the graph loop hands back the nodes of this graph
         trigger: Trigger,
         is_terminal: bool,
     ) -> tuple[str, Coroutine[Any, Any, NodeOutcome]]:
         """The run of ``node`` that ``trigger`` starts (numbered now, in trigger order): its
         task's name and the coroutine that runs it."""
-        run_id = runner.next_run_id(ctx.node_path, node.name)
+        parent_path = ctx.node_path
+        name = node.name
+        run_id = runner.next_run_id(parent_path, name)
+        path = f"{parent_path}/{name}@{run_id}" if parent_path else f"{name}@{run_id}"
         branch = trigger.branch if trigger.branch is not None else ctx.branch
         if trigger.sub_branch:
-            segment = f"{node.name}@{run_id}"
+            segment = f"{name}@{run_id}"
             branch = f"{branch}.{segment}" if branch else segment
-        return f"eventide-node-{ctx.node_path}/{node.name}@{run_id}", runner.run(
+        return f"eventide-node-{path}", runner.run(
             node,
             parent=ctx,
             node_input=trigger.input,
             run_id=run_id,
+            path=path,
             branch=branch,
             use_as_output=is_terminal,
         )
