@@ -16,7 +16,7 @@ import pytest
 
 from eventide import Event, EventActions
 from eventide.runtime.commit_channel import CommitChannel, Done
-from eventide.runtime.drive import commit, drive, forward
+from eventide.runtime.drive import commit, drive
 from eventide.runtime.graph_loop import NodeOutcome, Trigger, run_chain, run_graph
 
 
@@ -105,62 +105,20 @@ async def test_an_exit_in_a_fan_out_cancels_the_runs_still_going() -> None:
     assert cancelled == ["slow"]
 
 
-async def test_a_forwarded_generator_reaches_the_reader_with_each_event_watched() -> None:
-    """``forward``: the step's own generator is iterated by the driver (each event yielded,
-    ``watch`` called after it), then the coroutine goes on; ``commit``: one event."""
-    watched: list[str] = []
+async def test_a_committed_event_reaches_the_reader_before_the_coroutine_goes_on() -> None:
+    """``commit``: the driven coroutine's own event is yielded to the reader, and the
+    coroutine resumes only when the reader asks for more (once it is committed)."""
+    went_on: list[str] = []
 
     async def steps() -> None:
         await commit(_said("marker"))
-        await forward(_events("a", "b"), lambda event: watched.append(event.author))
-        watched.append("after")
+        went_on.append("after")
 
-    seen = [event.author async for event in drive(steps(), None, isolated=False)]
-    assert seen == ["marker", "a", "b"]
-    assert watched == ["a", "b", "after"]
-
-
-async def test_a_forwarded_generators_error_is_raised_at_its_await() -> None:
-    async def failing() -> AsyncGenerator[Event, None]:
-        yield _said("a")
-        raise ValueError("boom")
-
-    caught: list[str] = []
-
-    async def step() -> None:
-        try:
-            await forward(failing())
-        except ValueError as error:
-            caught.append(str(error))
-            raise
-
-    seen: list[str] = []
-    with pytest.raises(ValueError, match="boom"):
-        async for event in drive(step(), None, isolated=False):
-            seen.append(event.author)
-    assert seen == ["a"] and caught == ["boom"]
-
-
-async def test_closing_the_reader_closes_the_forwarded_generator() -> None:
-    closed: list[str] = []
-
-    async def endless() -> AsyncGenerator[Event, None]:
-        try:
-            while True:
-                yield _said("a")
-        finally:
-            closed.append("step")
-
-    async def step() -> None:
-        try:
-            await forward(endless())
-        finally:
-            closed.append("coroutine")
-
-    events = drive(step(), None, isolated=False)
-    assert (await anext(events)).author == "a"
-    await events.aclose()
-    assert closed == ["step", "coroutine"]
+    events = drive(steps(), None, isolated=False)
+    assert (await anext(events)).author == "marker"
+    assert went_on == []
+    assert [event.author async for event in events] == []
+    assert went_on == ["after"]
 
 
 async def test_exits_ends_the_run_after_the_committed_event_and_cancels_the_rest() -> None:
