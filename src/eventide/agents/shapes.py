@@ -189,7 +189,6 @@ class _Chain:
         "ends_late",
         "ends_on",
         "escalated",
-        "escalation",
         "marked",
         "owner",
         "rounds",
@@ -221,7 +220,15 @@ class _Chain:
         self.scope = where.scope
         self.escalated = where.escalated
         self.route: Any = None
-        self.escalation = None if ends_on is None else self._escalation
+
+    @property
+    def escalation(self) -> Callable[[Event], None] | None:
+        """A loop's escalation rule, for the chain mode to call (a sequence has none).
+        Made when read (once a run), not kept: a bound method in a slot of its own object
+        is a reference cycle, which left every run's context, session and events to the
+        collector (about 13 collections in 30 resumable loop turns instead of 2, +5% a
+        turn)."""
+        return None if self.ends_on is None else self._escalation
 
     def _escalation(self, event: Event) -> None:
         """A loop's: an escalation reaching it ends it once its author's step ends."""
