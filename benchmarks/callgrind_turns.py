@@ -41,9 +41,9 @@ workflow, a fresh session per run); ``--measure`` counts runs after two warm-up 
 
 ``--scenario agents`` is the workflow agents' own cost in instructions per turn: ``--shape
 sequential`` is a ``SequentialAgent`` of three custom agents (each commits one text event),
-``--shape loop`` a ``LoopAgent`` of the same three run for three rounds, a fresh in-memory
-session per turn; ``--resumable`` runs them in a resumable app (step markers, end
-markers)::
+``--shape loop`` a ``LoopAgent`` of the same three run for three rounds, ``--shape parallel``
+a ``ParallelAgent`` of the same three, a fresh in-memory session per turn; ``--resumable``
+runs them in a resumable app (step markers, end markers)::
 
     .venv/bin/python -m benchmarks.callgrind_turns --scenario agents --shape sequential
 
@@ -250,10 +250,19 @@ async def _workflow_runs(n: int, workload: str) -> None:
 
 
 def _shape_agent(shape: str) -> Any:
-    """The ``--scenario agents`` workload: three custom agents in a sequence or a loop."""
+    """The ``--scenario agents`` workload: three custom agents in a sequence, a loop or a
+    fan-out."""
     from collections.abc import AsyncGenerator
 
-    from eventide import BaseAgent, Event, InvocationContext, LoopAgent, SequentialAgent, types
+    from eventide import (
+        BaseAgent,
+        Event,
+        InvocationContext,
+        LoopAgent,
+        ParallelAgent,
+        SequentialAgent,
+        types,
+    )
 
     class Say(BaseAgent):
         """Commits one text event: its name."""
@@ -265,6 +274,8 @@ def _shape_agent(shape: str) -> Any:
     steps: list[BaseAgent] = [Say(name=f"say_{n}") for n in range(3)]
     if shape == "loop":
         return LoopAgent(name="rounds", sub_agents=steps, max_iterations=SHAPE_ROUNDS)
+    if shape == "parallel":
+        return ParallelAgent(name="fan", sub_agents=steps)
     return SequentialAgent(name="steps", sub_agents=steps)
 
 
@@ -370,7 +381,7 @@ def main() -> None:
     parser.add_argument(
         "--workflow", choices=("chain100", "fan1000", "pipeline3"), default="chain100"
     )
-    parser.add_argument("--shape", choices=("sequential", "loop"), default="sequential")
+    parser.add_argument("--shape", choices=("sequential", "loop", "parallel"), default="sequential")
     parser.add_argument("--resumable", action="store_true", help="agents: a resumable app")
     parser.add_argument("--resume", action="store_true", help="resume: resume each crash")
     parser.add_argument("--backend", choices=("memory", "sqlite"), default="sqlite", help="state")

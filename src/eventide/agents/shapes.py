@@ -1,27 +1,31 @@
 """The workflow agents as graph shapes: ``SequentialAgent`` a chain, ``LoopAgent`` the chain
 with a route back from its last step to its first, ``ParallelAgent`` a fan-out; each run on
-the graph loop every ``Workflow`` runs on (:func:`~eventide.runtime.graph_loop.run_graph`,
-driven by :func:`~eventide.runtime.drive.drive` in the reader's task). See
-docs/architecture.md, section 15.1.
+the graph loop every ``Workflow`` runs on (``runtime/graph_loop.py``: a chain in its chain
+mode, :func:`~eventide.runtime.graph_loop.run_chain`, a generator; a fan-out on the general
+loop, :func:`~eventide.runtime.graph_loop.run_graph`, driven by
+:func:`~eventide.runtime.drive.drive` in the reader's task). See docs/architecture.md,
+section 15.1.
 
 What a shape adds is its nodes' *place*: a graph node's place stamps its path on every
 event; a shape's stamps nothing (each event is its sub-agent's, on the branch the agent rule
 gives: a sequential step or a loop round opens none, a fan-out's branch is
 ``<path>.<sub-agent>``) and commits the shape's step marker in a resumable invocation
 (``{"current_sub_agent": name}`` before each step, a loop's with ``"times_looped"``, a
-fan-out's ``{}`` before it fans out). Nodes are named by their index, so two sub-agents of
+fan-out's ``{}`` before it fans out). A node stands for a sub-agent by its index, so two of
 one name are two steps.
 
-- **Chain (sequence, loop).** A lone step runs in the graph loop's task and hands its
-  sub-agent's generator to the driver (:func:`~eventide.runtime.drive.forward`): its events
-  reach the Runner as through one generator around it, each committed before the step goes
-  on. Resumed (:class:`~eventide.runtime.replay.Continuation`), the graph starts at the step
-  in flight, which continues from its own events. A step exits the graph when it set
-  ``end_invocation``, or when an escalation reaching the loop (``ends_on``) was committed
-  during it: its own turn finishes first, then nothing more runs. When the chain ends after
-  a step and its owner's end marker waits for an after-agent callback (``ends_late``), a
-  step that commits no end marker of its own (a custom agent) gets one: a crash in that
-  callback must not leave the step looking half-run.
+- **Chain (sequence, loop).** The loop's chain mode
+  (:func:`~eventide.runtime.graph_loop.run_chain`) walks the chain graph; each step is a
+  run of :meth:`_Chain.step`, a plain generator that yields the step's marker and then its
+  sub-agent's generator, which the chain mode forwards: its events reach the Runner as
+  through one generator around it, each committed before the step goes on. Resumed
+  (:class:`~eventide.runtime.replay.Continuation`), the chain starts at the step in flight,
+  which continues from its own events. A step ends the chain (a route no edge takes) when
+  it set ``end_invocation``, or when an escalation reaching the loop (``ends_on``) was
+  committed during it: its own turn finishes first, then nothing more runs. When the chain
+  ends after a step and its owner's end marker waits for an after-agent callback
+  (``ends_late``), a step that commits no end marker of its own (a custom agent) gets one:
+  a crash in that callback must not leave the step looking half-run.
 - **Fan-out.** Each branch runs in a node task and puts its events on the commit channel
   (each committed before the branch goes on, never waiting for its siblings); the driver
   raises a branch's error where it stands among its siblings' events, and ends the run
@@ -32,7 +36,7 @@ one name are two steps.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from contextlib import aclosing
 from functools import lru_cache
 from typing import Any
@@ -41,23 +45,58 @@ from eventide.agents.base_agent import BaseAgent
 from eventide.contexts import InvocationContext
 from eventide.events import Event
 from eventide.runtime.commit_channel import CommitChannel, Done
-from eventide.runtime.drive import commit, drive, forward
-from eventide.runtime.graph_loop import NodeOutcome, Trigger, run_graph
+from eventide.runtime.drive import commit, drive
+from eventide.runtime.graph_loop import NodeOutcome, Trigger, run_chain, run_graph
 from eventide.runtime.replay import Continuation, end_marker, step_marker
 
 __all__ = ["chain_shape", "fan_out_shape"]
 
 _NO_NAMES: set[str] = set()
 _AGAIN = "again"  # the loop's route from its last step back to its first
+_EXIT = "exit"  # a step's route that ends the chain: no edge takes it
 _NEXT = NodeOutcome()
-_ROUND_AGAIN = NodeOutcome(route=_AGAIN)
-_EXIT = NodeOutcome(exits=True)
 
 
-class _Node:
-    """A shape's node: one sub-agent, by its index."""
+class _Step:
+    """A chain's node: one sub-agent, by its index; ``next``: the node after it (None
+    after the last)."""
 
-    __slots__ = ("after", "index", "name", "runs_inline")
+    __slots__ = ("index", "next")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.next: _Step | None = None
+
+
+class _ChainGraph:
+    """The graph of a chain of ``count`` steps, a loop's route back from its last step to
+    its first included (taken only when that step's route says so), for the loop's chain
+    mode (:class:`~eventide.runtime.graph_loop.ChainGraph`). It depends on nothing but
+    ``count``, so one graph serves every chain of that length (:func:`_chain_graph`)."""
+
+    __slots__ = ("first", "nodes")
+
+    def __init__(self, count: int) -> None:
+        self.nodes = [_Step(i) for i in range(count)]
+        for step, after in zip(self.nodes, self.nodes[1:], strict=False):
+            step.next = after
+        self.first = self.nodes[0]
+
+    def next_node(self, node: _Step, route: Any) -> _Step | None:
+        if route is None:
+            return node.next
+        return self.first if route is _AGAIN else None  # _EXIT: no edge takes it
+
+
+@lru_cache(maxsize=256)
+def _chain_graph(count: int) -> _ChainGraph:
+    return _ChainGraph(count)
+
+
+class _Branch:
+    """A fan-out's node: one sub-agent, by its index, on a branch of its own."""
+
+    __slots__ = ("index", "name")
 
     @property
     def requires_all_predecessors(self) -> bool:
@@ -67,19 +106,22 @@ class _Node:
     def wait_for_output(self) -> bool:
         return False
 
-    def __init__(self, index: int, after: list[str], *, inline: bool) -> None:
+    @property
+    def runs_inline(self) -> bool:
+        return False  # each in a node task
+
+    def __init__(self, index: int) -> None:
         self.name = str(index)
         self.index = index
-        self.after = after  # the next step's name (a chain's), none after the last
-        self.runs_inline = inline
 
 
-class _ShapeGraph:
-    """The graph of a chain of ``count`` steps (a loop's route back included: taken only
-    when its last step says so) or of a fan-out of ``count`` branches. It depends on nothing
-    but these two, so one graph serves every agent of the shape (:func:`_shape_graph`)."""
+class _FanOutGraph:
+    """The graph of a fan-out of ``count`` branches, for the general loop
+    (:class:`~eventide.runtime.graph_loop.LoopGraph`): ``START`` leads to every branch,
+    and no branch to anything. One graph serves every fan-out of that width
+    (:func:`_fan_out_graph`)."""
 
-    __slots__ = ("_nodes", "is_chain", "start_names")
+    __slots__ = ("_nodes", "start_names")
 
     @property
     def terminal_node_names(self) -> set[str]:
@@ -89,33 +131,26 @@ class _ShapeGraph:
     def has_joins(self) -> bool:
         return False
 
-    def __init__(self, count: int, *, fan_out: bool) -> None:
-        last = count - 1
-        self._nodes = {
-            str(i): _Node(i, [] if fan_out or i == last else [str(i + 1)], inline=not fan_out)
-            for i in range(count)
-        }
-        self.start_names = list(self._nodes) if fan_out else ["0"]
-        self.is_chain = not fan_out
+    def __init__(self, count: int) -> None:
+        self._nodes = {str(i): _Branch(i) for i in range(count)}
+        self.start_names = list(self._nodes)
 
-    def node(self, name: str) -> _Node:
+    def node(self, name: str) -> _Branch:
         return self._nodes[name]
 
     def predecessors(self, name: str) -> tuple[str, ...]:
         return ()  # no joins
 
     def next_nodes(self, name: str, route: Any) -> list[str]:
-        if route is _AGAIN:
-            return ["0"]
-        return self._nodes[name].after
+        return []
 
     def nodes_order(self, names: set[str]) -> list[str]:
         return []
 
 
 @lru_cache(maxsize=256)
-def _shape_graph(count: int, *, fan_out: bool) -> _ShapeGraph:
-    return _ShapeGraph(count, fan_out=fan_out)
+def _fan_out_graph(count: int) -> _FanOutGraph:
+    return _FanOutGraph(count)
 
 
 def chain_shape(
@@ -141,27 +176,26 @@ def chain_shape(
     chain = _Chain(owner, steps, ctx, where, rounds, ends_on, ends_late)
     if not steps or (rounds is not None and chain.times_looped >= rounds):
         return _nothing()
-    graph = _shape_graph(len(steps), fan_out=False)
-    first = None if where.start == 0 else [str(where.start)]  # the step in flight
-    run = run_graph(graph, chain.start, None, branch=ctx.branch, first=first)
-    return drive(run, None, isolated=False)
+    graph = _chain_graph(len(steps))
+    return run_chain(graph, chain, graph.nodes[where.start])
 
 
 class _Chain:
-    """One run of a sequence or a loop: the place of its steps (see the module docstring)."""
+    """One run of a sequence or a loop: the place of its steps (see the module docstring),
+    for the loop's chain mode (:func:`~eventide.runtime.graph_loop.run_chain`)."""
 
     __slots__ = (
         "ctx",
         "ends_late",
         "ends_on",
         "escalated",
-        "last",
+        "marked",
         "owner",
         "rounds",
+        "route",
         "scope",
         "steps",
         "times_looped",
-        "watch",
     )
 
     def __init__(
@@ -177,60 +211,70 @@ class _Chain:
         self.owner = owner
         self.steps = steps
         self.ctx = ctx
+        # Read once, not per step: set when the invocation starts, never changed after.
+        self.marked = ctx.resumable
         self.rounds = rounds
         self.ends_on = ends_on
         self.ends_late = ends_late
         self.times_looped = int(where.state.get("times_looped", 0))
         self.scope = where.scope
         self.escalated = where.escalated
-        self.last = len(steps) - 1
-        self.watch = None if ends_on is None else self._watch
+        self.route: Any = None
 
-    def start(self, node: Any, trigger: Trigger, is_terminal: bool) -> tuple[str, Any]:
-        return node.name, self._step(node.index)
+    @property
+    def escalation(self) -> Callable[[Event], None] | None:
+        """A loop's escalation rule, for the chain mode to call (a sequence has none).
+        Made when read (once a run), not kept: a bound method in a slot of its own object
+        is a reference cycle, which left every run's context, session and events to the
+        collector (about 13 collections in 30 resumable loop turns instead of 2, +5% a
+        turn)."""
+        return None if self.ends_on is None else self._escalation
 
-    def _watch(self, event: Event) -> None:
+    def _escalation(self, event: Event) -> None:
+        """A loop's: an escalation reaching it ends it once its author's step ends."""
         ends_on = self.ends_on
-        if event.actions.escalate and ends_on is not None and ends_on(event.author):
+        if ends_on is not None and ends_on(event.author):
             self.escalated = True
 
-    async def _step(self, index: int) -> NodeOutcome:
-        ctx, step = self.ctx, self.steps[index]
-        ended = False  # the step's end marker is in the log already
+    def step(self, node: _Step) -> Iterator[Event | AsyncGenerator[Event, None]]:
+        """The run of step ``node``: its marker, its sub-agent's events (forwarded by the
+        chain mode), the end marker it may need; its route, for the chain mode to take."""
+        ctx, step = self.ctx, self.steps[node.index]
         scope = self.scope
+        ended = False  # the step's end marker is in the log already
         if scope is not None:
             ended = self.ends_late and scope.progress(step.name, ctx.branch).ended
             ctx.resume, self.scope = scope, None  # the step in flight continues from its events
-        elif ctx.resumable:
+        elif self.marked:
             state: dict[str, Any] = {"current_sub_agent": step.name}
             if self.ends_on is not None:
                 state["times_looped"] = self.times_looped
-            await commit(step_marker(self.owner, ctx, state))
-        await forward(step.run_async(ctx), self.watch)
+            yield step_marker(self.owner, ctx, state)
+        yield step.run_async(ctx)
         ctx.resume = None  # the step took its copy of the scope; later steps run fresh
         if ctx.end_invocation:
-            return _EXIT
-        last = index == self.last
-        if self.ends_late:
-            await self._mark_end(step, ended, last)
+            self.route = _EXIT
+            return
+        if self.ends_late and self._ends_unmarked(step, ended, node.next is None):
+            # Nothing else in the log would say this step finished before the callback.
+            yield end_marker(step.name, ctx, None, top=False)
         if self.escalated:
-            return _EXIT
-        if not last:
-            return _NEXT
-        self.times_looped += 1
-        rounds = self.rounds
-        if self.ends_on is not None and (rounds is None or self.times_looped < rounds):
-            return _ROUND_AGAIN
-        return _NEXT
+            self.route = _EXIT
+        elif node.next is not None:
+            self.route = None
+        else:  # the round's last step
+            self.times_looped += 1
+            rounds = self.rounds
+            again = self.ends_on is not None and (rounds is None or self.times_looped < rounds)
+            self.route = _AGAIN if again else None
 
-    async def _mark_end(self, step: BaseAgent, ended: bool, last: bool) -> None:
-        if (
+    def _ends_unmarked(self, step: BaseAgent, ended: bool, last: bool) -> bool:
+        """Whether the chain ends after ``step`` with no end marker of the step's own."""
+        return (
             (self.escalated or (last and self.times_looped + 1 == self.rounds))
             and not ended
             and not step._marks_its_end()  # pyright: ignore[reportPrivateUsage]
-        ):
-            # Nothing else in the log would say this step finished before the callback.
-            await commit(end_marker(step.name, self.ctx, None, top=False))
+        )
 
 
 def fan_out_shape(
@@ -276,7 +320,7 @@ class _FanOut:
         # from its own events), then the fan-out's own is cleared.
         self.contexts = [ctx.for_agent(agent, branch=branch) for agent, branch in self.branches]
         ctx.resume = None
-        graph = _shape_graph(len(self.branches), fan_out=True)
+        graph = _fan_out_graph(len(self.branches))
         await run_graph(graph, self.start, None, branch=ctx.branch)
 
     def start(self, node: Any, trigger: Trigger, is_terminal: bool) -> tuple[str, Any]:

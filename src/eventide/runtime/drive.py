@@ -7,13 +7,8 @@ event-loop passes per event. Here the generator drives the coroutine itself, ste
 as a task would. What the coroutine awaits decides the path of its events:
 
 - :func:`commit` (a :class:`_Commit`): one event from the coroutine itself (a lone node of
-  a workflow, a step marker): yielded up through its awaits; the generator yields it to the
-  Runner and resumes the coroutine after the commit;
-- :func:`forward` (a :class:`_Forward`): a whole generator of events (an agent shape's step:
-  the sub-agent's ``run_async``): the generator iterates it itself, each event yielded to the
-  Runner as a generator around it would (no layer of the coroutine's awaits per event), an
-  optional ``watch`` sees each event after its commit, and the coroutine resumes when the
-  step's generator ends (its exception thrown in);
+  a workflow, a fan-out's step marker): yielded up through its awaits; the generator yields
+  it to the Runner and resumes the coroutine after the commit;
 - anything else is what the coroutine would hand a task (a future to wait on, or None for
   one event-loop pass); the generator waits for it on the coroutine's behalf, and meanwhile
   forwards the events node tasks (a fan-out, a node with a timeout) put on the channel, each
@@ -37,7 +32,7 @@ from typing import Any, cast
 from eventide.events import Event
 from eventide.runtime.commit_channel import CommitChannel
 
-__all__ = ["InlineEmitter", "commit", "drive", "forward"]
+__all__ = ["InlineEmitter", "commit", "drive"]
 
 
 _once = cast("Callable[[tuple[Any]], Generator[Any, None, None]]", iter)
@@ -60,33 +55,9 @@ class _Commit:
         return _once((self,))
 
 
-class _Forward:
-    """A generator of events the driven coroutine hands to :func:`drive` to forward."""
-
-    __slots__ = ("events", "watch")
-
-    def __init__(
-        self, events: AsyncGenerator[Event, None], watch: Callable[[Event], None] | None
-    ) -> None:
-        self.events = events
-        self.watch = watch
-
-    def __await__(self) -> Generator[Any, None, None]:
-        yield self
-
-
 def commit(event: Event) -> _Commit:
     """Await it in the driven coroutine: returns once the Runner committed ``event``."""
     return _Commit(event)
-
-
-def forward(
-    events: AsyncGenerator[Event, None], watch: Callable[[Event], None] | None = None
-) -> _Forward:
-    """Await it in the driven coroutine: returns once every event of ``events`` was
-    committed (``watch`` called with each, after its commit), or raises what ``events``
-    raised. ``events`` is closed in any case."""
-    return _Forward(events, watch)
 
 
 class InlineEmitter:
@@ -177,18 +148,6 @@ async def drive(
             if kind is _Commit:
                 yield signal.event
                 continue
-            if kind is _Forward:
-                events, watch = signal.events, signal.watch
-                try:
-                    async for event in events:
-                        yield event
-                        if watch is not None:
-                            watch(event)
-                except Exception as error:  # noqa: BLE001 - the step's: thrown into its await
-                    method, value = coro.throw, error
-                finally:
-                    await events.aclose()
-                continue
             if signal is None or not _is_future(signal):
                 try:
                     await _Pass(signal)  # a bare yield: one pass (the task rejects others)
@@ -249,10 +208,6 @@ async def _unwind(
         kind = type(signal)  # pyright: ignore[reportUnknownVariableType]
         if kind is _Commit:
             method, value = coro.throw, asyncio.CancelledError()  # never committed
-            continue
-        if kind is _Forward:
-            await signal.events.aclose()  # never run
-            method, value = coro.throw, asyncio.CancelledError()
             continue
         try:
             await _Pass(signal)

@@ -10,23 +10,40 @@ output (a node that ``requires_all_predecessors`` waits for all of them and gets
 
 What a node run *is* comes from its graph's owner, through ``start``: its place. A
 workflow's (``Workflow._start``, ``NodeRunner.run``) numbers the run, names its path and
-stamps it on every event; an agent shape's runs a sub-agent and commits its step marker,
-stamping nothing. The loop only reads the run's :class:`NodeOutcome`: its output and route,
-the requests it waits on, its error, and whether it ``exits`` the graph (an agent shape's
-step that escalated or set ``end_invocation``: nothing more runs, and any run still going
-is cancelled).
+stamps it on every event; a fan-out agent shape's runs a sub-agent on its branch, stamping
+nothing. The loop only reads the run's :class:`NodeOutcome`: its output and route, the
+requests it waits on, its error, and whether it ``exits`` the graph (nothing more runs, and
+any run still going is cancelled).
+
+An agent shape's chain (a ``SequentialAgent``, a ``LoopAgent``: every node inline, one
+successor at most, no outputs, joins or waits) runs in the chain mode instead,
+:func:`run_chain`: a generator of the steps' events, each step's run what its owner's
+:class:`ChainPlace` makes of the node (its step marker, its sub-agent's events, its route).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from eventide.errors import NodeInterrupted
+from eventide.events import Event
 
-__all__ = ["START_NAME", "LoopGraph", "LoopNode", "NodeOutcome", "StartRun", "Trigger", "run_graph"]
+__all__ = [
+    "START_NAME",
+    "ChainGraph",
+    "ChainPlace",
+    "ChainStep",
+    "LoopGraph",
+    "LoopNode",
+    "NodeOutcome",
+    "StartRun",
+    "Trigger",
+    "run_chain",
+    "run_graph",
+]
 
 _NONE: frozenset[str] = frozenset()
 
@@ -83,12 +100,6 @@ class LoopGraph(Protocol):
     def terminal_node_names(self) -> set[str]: ...
 
     @property
-    def is_chain(self) -> bool:
-        """Whether every node runs inline, joins nothing and leads to at most one node (an
-        agent shape's chain): the loop's chain mode runs it (:func:`_run_chain`)."""
-        ...
-
-    @property
     def has_joins(self) -> bool:
         """Whether a node ``requires_all_predecessors`` (else none is asked)."""
         ...
@@ -117,8 +128,9 @@ def run_graph(
     first: Sequence[str] | None = None,
 ) -> Coroutine[Any, Any, list[Any]]:
     """Run ``graph`` from ``START`` (or from the nodes ``first`` names) with ``node_input``;
-    the outputs of its terminal nodes, in graph order. (The coroutine of the loop's mode
-    itself, the chain's or the general one: no frame of this one for every await to pass.)
+    the outputs of its terminal nodes, in graph order. (The general loop's coroutine itself:
+    no frame of this one for every await to pass. An agent shape's chain runs in the chain
+    mode, :func:`run_chain`.)
 
     Args:
         branch: the branch the graph runs on (a join's, when its predecessors share none).
@@ -128,8 +140,6 @@ def run_graph(
         NodeInterrupted: a node waits for the user.
         Exception: a node failed.
     """
-    if graph.is_chain:
-        return _run_chain(graph, start, node_input, first)
     return _run_general(graph, start, node_input, branch, limit, first)
 
 
@@ -271,36 +281,91 @@ async def _run_general(
     return [outputs[name] for name in graph.nodes_order(terminal) if name in outputs]
 
 
-async def _run_chain(
-    graph: LoopGraph, start: StartRun, node_input: Any, first: Sequence[str] | None
-) -> list[Any]:
-    """:func:`run_graph` for a chain (``graph.is_chain``): one node at a time, each in this
-    task, the next one the single node its run leads to. What the general loop keeps to
-    start concurrent runs and joins (triggers by node, arrivals, branches) has nothing to
-    hold here, and a step of an agent shape costs about a tenth of the general loop's turn."""
-    starts = graph.start_names if first is None else first
-    if not starts:
-        return []
-    name = starts[0]
-    terminal = graph.terminal_node_names
-    trigger = Trigger(input=node_input)
-    while True:
-        node = graph.node(name)
-        _, run = start(node, trigger, name in terminal)
-        outcome = await run
-        if outcome.error is not None:
-            raise outcome.error
-        if outcome.exits:
-            return []
-        if outcome.interrupts:
-            raise NodeInterrupted(list(outcome.interrupts))
-        targets = graph.next_nodes(name, outcome.route)
-        if not targets:
-            output = outcome.output
-            return [output] if output is not None and name in terminal else []
-        name = targets[0]
-        if outcome.output is not None or outcome.branch is not None:
-            trigger = Trigger(input=outcome.output, branch=outcome.branch)
+ChainStep = Iterator["Event | AsyncGenerator[Event, None]"]
+"""A chain step's run (:meth:`ChainPlace.step`): it yields an event to commit (an
+:class:`~eventide.events.Event`), or a generator of events to forward (anything else: a
+sub-agent's ``run_async``), in order, each committed before the step goes on."""
+
+N = TypeVar("N")
+N_contra = TypeVar("N_contra", contravariant=True)
+
+
+class ChainGraph(Protocol[N]):
+    """What the chain mode (:func:`run_chain`) reads of a chain graph (every node inline,
+    one successor at most, no outputs, joins or waits: an agent shape's chain)."""
+
+    @property
+    def first(self) -> N:
+        """``START``'s successor."""
+        ...
+
+    def next_node(self, node: N, route: Any) -> N | None:
+        """The node a run of ``node`` that took ``route`` leads to (None: the chain ends)."""
+        ...
+
+
+class ChainPlace(Protocol[N_contra]):
+    """What the chain mode asks of a chain graph's owner: what a run of each node is (its
+    place), and which route it took."""
+
+    @property
+    def escalation(self) -> Callable[[Event], None] | None:
+        """Called with each forwarded event that escalates (``actions.escalate``) once it is
+        committed: the step may end the chain when its run ends (a loop's exit). None:
+        nothing watches (a sequence)."""
+        ...
+
+    @property
+    def route(self) -> Any:
+        """The route the last step took (read once its run ended; see
+        :meth:`ChainGraph.next_node`)."""
+        ...
+
+    def step(self, node: N_contra) -> ChainStep:
+        """A run of ``node``: its events (see :data:`ChainStep`); sets :attr:`route`."""
+        ...
+
+
+async def run_chain(
+    graph: ChainGraph[N], place: ChainPlace[N], first: N | None = None
+) -> AsyncGenerator[Event, None]:
+    """The loop's chain mode: the events of a chain graph's steps, one node after the other
+    from ``START``'s successor (or from ``first``: a continuation), the next one the node
+    the step's route leads to, until a route leads nowhere (the last step's, or a step's
+    that ends the chain early). No output passes between steps.
+
+    A generator, not a coroutine: a step's events reach the reader as through one
+    generator around the step's own (``SequentialAgent``'s old ``run_chain``), not through a
+    driver's signal dispatch and the awaits of a step coroutine and a loop coroutine (about
+    250 bytecodes a step against 100 for one generator, benchmarks/README.md). What the
+    general loop keeps to start concurrent runs and joins (triggers, arrivals, branches,
+    :class:`NodeOutcome`, names) has nothing to hold here. Closed at a yield, it closes the
+    step's generator in flight (as ``aclosing`` would); a step's exception propagates."""
+    node: N | None = graph.first if first is None else first
+    escalation = place.escalation
+    while node is not None:
+        for item in place.step(node):
+            if type(item) is Event:  # noqa: E721 - exact: a step's own marker, not forwarded
+                yield item
+                continue
+            # Not an Event: the generator to forward (no isinstance to narrow it: a
+            # pydantic model's check goes through its ABC metaclass, every step).
+            events: AsyncGenerator[Event, None] = item  # type: ignore[assignment]  # pyright: ignore[reportAssignmentType]
+            try:
+                async for event in events:
+                    yield event
+                    # The escalation test here, not in a callback per event: a call less
+                    # per event of a loop, and a sequence reads no actions at all.
+                    if escalation is not None and event.actions.escalate:
+                        escalation(event)
+            except BaseException:
+                # Closed at a yield (or the callback raised): close the step's generator
+                # now, as ``aclosing`` would. Not in a ``finally``: a generator that ended
+                # (returned or raised) has nothing to close, and the call costs about 0.8k
+                # instructions a step (a LoopAgent turn: 1,796k -> 1,789k).
+                await events.aclose()
+                raise
+        node = graph.next_node(node, place.route)
 
 
 def _common_branch(branches: list[str | None]) -> str | None:
