@@ -12,8 +12,8 @@ What a node run *is* comes from its graph's owner, through ``start``: its place.
 workflow's (``Workflow._start``, ``NodeRunner.run``) numbers the run, names its path and
 stamps it on every event; a fan-out agent shape's runs a sub-agent on its branch, stamping
 nothing. The loop only reads the run's :class:`NodeOutcome`: its output and route, the
-requests it waits on, its error, and whether it ``exits`` the graph (nothing more runs, and
-any run still going is cancelled).
+requests it waits on, its error. (A fan-out shape's early end, an escalation reaching the
+``ParallelAgent``, is its driver's: :func:`~eventide.runtime.drive.drive`'s ``exits``.)
 
 An agent shape's chain (a ``SequentialAgent``, a ``LoopAgent``: every node inline, one
 successor at most, no outputs, joins or waits) runs in the chain mode instead,
@@ -53,15 +53,13 @@ START_NAME = "__START__"
 
 @dataclass(slots=True, kw_only=True)
 class NodeOutcome:
-    """How a node run ended: its output and route, the requests it waits on, or its error;
-    ``exits``: the graph ends with it (see the module docstring)."""
+    """How a node run ended: its output and route, the requests it waits on, or its error."""
 
     output: Any = None
     route: Any = None
     interrupts: list[str] = field(default_factory=list)
     error: Exception | None = None
     branch: str | None = None
-    exits: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
@@ -161,7 +159,6 @@ async def _run_general(
     pending: dict[str, asyncio.Task[NodeOutcome]] = {}
     terminal = graph.terminal_node_names
     needs: dict[str, int] = {}  # a join: how many predecessors must arrive (START aside)
-    exited = False
     joins = graph.has_joins
 
     joining: dict[str, bool] = {}  # whether a node requires_all_predecessors, asked once
@@ -196,12 +193,8 @@ async def _run_general(
 
     def settle(name: str, node: LoopNode, outcome: NodeOutcome) -> BaseException | None:
         """Take in a finished run of ``node`` (``name``): trigger what follows; its error."""
-        nonlocal exited
         if outcome.error is not None:
             return outcome.error
-        if outcome.exits:
-            exited = True
-            return None
         if outcome.interrupts:
             waiting[name] = outcome.interrupts
             return None
@@ -235,7 +228,7 @@ async def _run_general(
         return None
 
     try:
-        while not exited:
+        while True:
             if not pending and len(triggers) == 1:
                 # One node to run and none running (a chain): it runs in this task when it
                 # may (runs_inline), without a task of its own to start and wait for.

@@ -96,12 +96,6 @@ class Graph(BaseModel):
         return self._starts
 
     @property
-    def is_chain(self) -> bool:
-        """A workflow runs on the general loop (its chains too: routes, waits and outputs
-        between nodes are its to keep)."""
-        return False
-
-    @property
     def has_joins(self) -> bool:
         """Whether a node waits for all its predecessors (a ``JoinNode``)."""
         return self._joins
