@@ -61,6 +61,13 @@ bench:
 	$(BENCH_VENV)/bin/python -m pip install -q -e '.[all,bench]'
 	$(BENCH_VENV)/bin/python -m benchmarks
 
+## google-adk's interpreter for the benchmarks: .venv-adk (or EVENTIDE_ADK_PYTHON) with the A2A
+## SDK beside it. Without it google-adk 2.13 tries to import its RemoteA2aAgent again every
+## time it builds a node (a failed optional import is not cached): in every turn and every
+## workflow node (a 3-agent pipeline on the fake model: about 6 ms a node without it, 2.7 ms
+## with it, quick runs). The benchmarks measure google-adk at its fastest.
+ADK_BENCH_PYTHON := $(BIN)/python -c "from tests.a2a.adk_a2a_env import adk_a2a_python; print(adk_a2a_python())"
+
 ## The HTTP server under load against `adk api_server`, side by side in one run: 200 SSE
 ## conversations x 10 turns, in memory and on PostgreSQL with two server processes
 ## (EVENTIDE_PG_URL, default postgres@127.0.0.1:5432/test). google-adk runs from
@@ -68,7 +75,7 @@ bench:
 ## for its PostgreSQL side. BENCH_ARGS=--quick for a short run.
 BENCH_OUT ?= benchmarks/results/server_vs_adk.json
 bench-server: $(STAMP)
-	adk_python=$$($(BIN)/python -c "from tests.adk_env import adk_python; print(adk_python())") && \
+	adk_python=$$($(ADK_BENCH_PYTHON)) && \
 	$$adk_python -m pip install -q asyncpg 'sqlalchemy[asyncio]' && \
 	$(BIN)/python benchmarks/bench_server_vs_adk.py --adk-python $$adk_python \
 		--output $(BENCH_OUT) $(BENCH_ARGS)
@@ -94,7 +101,7 @@ bench-peers: $(STAMP)
 ## google-adk 2.13's Workflow (.venv-adk) and LangGraph's StateGraph (PEERS_VENVS/langgraph),
 ## per node and peak memory per node, plus Eventide's resume of a crashed 1,000-node chain.
 bench-workflow: $(STAMP)
-	adk_python=$$($(BIN)/python -c "from tests.adk_env import adk_python; print(adk_python())") && \
+	adk_python=$$($(ADK_BENCH_PYTHON)) && \
 	$(BIN)/python -c 'from pathlib import Path; from benchmarks.bench_peers import setup; setup(Path("$(PEERS_VENVS)"))' && \
 	EVENTIDE_ADK_PYTHON=$$adk_python $(BIN)/python benchmarks/bench_workflow.py --venvs $(PEERS_VENVS) $(BENCH_ARGS)
 

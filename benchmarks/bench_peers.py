@@ -27,7 +27,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PINS = {
-    "adk": ["google-adk[db]==2.13.0"],  # [db]: SQLAlchemy, for its SQLite sessions
+    # [db]: SQLAlchemy, for its SQLite sessions; the A2A SDK: without it google-adk retries
+    # a failing optional import (its RemoteA2aAgent) every turn (Makefile, ADK_BENCH_PYTHON).
+    "adk": ["google-adk[db]==2.13.0", "a2a-sdk[http-server]==1.3.0"],
     "openai-agents": ["openai-agents==0.24.0"],
     "pydantic-ai": ["pydantic-ai-slim==2.68.0"],
     "langgraph": ["langgraph==1.2.24", "langchain-core==1.8.3"],
