@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import signal
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ from tests.cli.conftest import eventide_command
 
 def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> Any:
     command = eventide_command()
-    # A terminal without styling, so the text can be matched as it is printed.
-    env = {**env, "TERM": "dumb"}
+    # A terminal without styling, so the text can be matched as it is printed; the fault
+    # handler on, so a child that hangs can be made to show where (expect_or_dump).
+    env = {**env, "TERM": "dumb", "PYTHONFAULTHANDLER": "1"}
     child = pexpect.spawn(
         command[0],
         [*command[1:], *args],
@@ -27,6 +29,17 @@ def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> Any:
         dimensions=(40, 200),
     )
     return child
+
+
+def expect_or_dump(child: Any, text: str) -> None:
+    """Expect ``text``; if it does not come, stop the child with SIGABRT (its fault handler
+    prints every thread's stack) and fail with what it printed, so a hang says where."""
+    try:
+        child.expect_exact(text)
+    except pexpect.TIMEOUT:
+        child.kill(signal.SIGABRT)
+        child.expect(pexpect.EOF, timeout=10)
+        pytest.fail(f"{text!r} did not come; the child's stacks when stopped:\n{child.before}")
 
 
 @pytest.mark.slow
@@ -154,7 +167,7 @@ def test_ctrl_c_interrupts_a_turn_then_the_chat_goes_on(
         child.sendline("wait for news about Mars")
         child.expect_exact("waiting started")
         child.sendintr()
-        child.expect_exact("(turn interrupted)")
+        expect_or_dump(child, "(turn interrupted)")
         child.expect_exact("you › ")
         child.sendline("ping Earth")
         child.expect_exact("slow › ping returned: pong from Earth")
