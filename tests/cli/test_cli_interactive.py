@@ -27,8 +27,17 @@ def spawn(args: list[str], cwd: Path, env: dict[str, str]) -> Any:
         encoding="utf-8",
         timeout=60,
         dimensions=(40, 200),
+        preexec_fn=_foreground_signals,
     )
     return child
+
+
+def _foreground_signals() -> None:
+    """Ctrl-C's signal as a terminal's foreground program gets it. A test run started in
+    the background (``cmd &`` in a script) ignores SIGINT, and an ignored signal stays
+    ignored across exec: the CLI would never see the Ctrl-C this test sends (seen: the
+    turn hung until the timeout)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def expect_or_dump(child: Any, text: str) -> None:
