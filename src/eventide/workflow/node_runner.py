@@ -152,12 +152,9 @@ class NodeRunner:
                     error = raised.error  # the child's failure, its error event committed
                 else:
                     _log.warning("Node %s failed: %s: %s", path, type(error).__name__, error)
-                    await self._emit(
-                        ctx,
-                        Event(error_code=_error_code(error), error_message=str(error)),
-                        tracked,
-                        node,
-                    )
+                    failed = Event(error_code=_error_code(error), error_message=str(error))
+                    if self._prepare(ctx, failed, tracked, node):
+                        await self.emit(failed)
                 config = node.retry_config
                 if config is not None and config.should_retry(error, attempt):
                     await asyncio.sleep(config.delay(attempt))
@@ -217,11 +214,6 @@ class NodeRunner:
         except BaseException:
             await events.aclose()
             raise
-
-    async def _emit(self, ctx: Context, event: Event, tracked: _Tracked, node: BaseNode) -> None:
-        """:meth:`_prepare` ``event``; commit it unless it is left out."""
-        if self._prepare(ctx, event, tracked, node):
-            await self.emit(event)
 
     def _prepare(self, ctx: Context, event: Event, tracked: _Tracked, node: BaseNode) -> bool:
         """Fill in the event's workflow fields and the node's pending state, and note its
